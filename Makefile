@@ -1,0 +1,65 @@
+# knative-fleet: `make demo` runs the main job on a local lab, `make test` runs every test.
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -euo pipefail -c
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-12)
+BIN = $(shell toolchain/build.sh --print)
+STATE := $(CURDIR)/.lab/state
+export PULUMI_BACKEND_URL ?= file://$(STATE)
+export PULUMI_CONFIG_PASSPHRASE ?= knative-fleet-demo
+export PULUMI_SKIP_UPDATE_CHECK := true
+export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
+PULUMI = PATH="$(BIN):$$PATH" pulumi
+
+.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy test unit lint bench
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+toolchain:
+	toolchain/build.sh >/dev/null
+
+lab-up: venv toolchain
+	$(PY) -m lab up
+
+lab-down: venv
+	$(PY) -m lab down
+
+lab-status: venv
+	$(PY) -m lab status
+
+lab-dump: venv
+	$(PY) -m lab dump
+
+demo: lab-up
+	mkdir -p $(STATE)
+	$(PULUMI) stack select demo --create --non-interactive
+	$(PULUMI) up --yes --skip-preview --non-interactive --stack demo
+	$(PULUMI) stack output --stack demo --json spokes
+
+demo-destroy: venv toolchain
+	$(PULUMI) destroy --yes --skip-preview --non-interactive --stack demo
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+unit: venv
+	$(PY) -m pytest -q tests/unit
+
+# Everything: venv, toolchain (built or reused), lab up, every test, dump on failure, lab down.
+test: venv toolchain lint
+	$(PY) -m lab up
+	status=0
+	$(PY) -m pytest -q -ra tests || status=$$?
+	if [ $$status -ne 0 ]; then $(PY) -m lab dump --out .lab/dump || true; fi
+	$(PY) -m lab down || true
+	exit $$status

@@ -1,0 +1,41 @@
+"""Resolve fleet spokes through the Cluster Inventory API (ClusterProfile + exec plugin)."""
+
+from .connection import SpokeConnection, build_connection, check_ready, to_kubeconfig
+from .exec_plugin import PluginCredential, fetch_credential, run_exec_plugin
+from .hub import hub_api_client, read_cluster_profile
+from .probe import probe_spoke
+from .provider_file import (
+    AccessProvider,
+    ExecConfig,
+    ExecEnvVar,
+    ProviderFile,
+    ProviderFileError,
+    load_provider_file,
+)
+from .reasons import REMEDIATION, ProfileError, Reason, ResolutionError
+from .resolve import ResolvedSpoke, resolve_spoke
+
+__all__ = [
+    "REMEDIATION",
+    "AccessProvider",
+    "ExecConfig",
+    "ExecEnvVar",
+    "PluginCredential",
+    "ProfileError",
+    "ProviderFile",
+    "ProviderFileError",
+    "Reason",
+    "ResolutionError",
+    "ResolvedSpoke",
+    "SpokeConnection",
+    "build_connection",
+    "check_ready",
+    "fetch_credential",
+    "hub_api_client",
+    "load_provider_file",
+    "probe_spoke",
+    "read_cluster_profile",
+    "resolve_spoke",
+    "run_exec_plugin",
+    "to_kubeconfig",
+]

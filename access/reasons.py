@@ -1,0 +1,91 @@
+"""Why a spoke could not be resolved, and what the user should do about it.
+
+The reason names are the Knative Operator's `TargetClusterResolved` reasons, so users
+who know the operator (and its docs) recognise them in `pulumi up` failures.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Reason(enum.StrEnum):
+    """Operator-compatible reason names for a spoke that cannot be resolved."""
+
+    CLUSTER_PROFILE_NOT_FOUND = "ClusterProfileNotFound"
+    CLUSTER_PROFILE_NOT_READY = "ClusterProfileNotReady"
+    CLUSTER_PROFILE_UNAVAILABLE = "ClusterProfileUnavailable"
+    MULTICLUSTER_DISABLED = "MulticlusterDisabled"
+    ACCESS_PROVIDER_FAILED = "AccessProviderFailed"
+    REMOTE_CLIENT_CREATION_FAILED = "RemoteClientCreationFailed"
+
+
+REMEDIATION: dict[Reason, str] = {
+    Reason.CLUSTER_PROFILE_NOT_FOUND: (
+        "check the fleet entry's clusterProfileRef name and namespace, and confirm where the "
+        "ClusterProfile is published on the hub (kubectl get clusterprofiles -A)"
+    ),
+    Reason.CLUSTER_PROFILE_NOT_READY: (
+        "wait for the fleet manager to set ControlPlaneHealthy=True in the ClusterProfile "
+        "status, or set it by hand with kubectl patch clusterprofile <name> -n <namespace> "
+        "--subresource=status --type=merge"
+    ),
+    Reason.CLUSTER_PROFILE_UNAVAILABLE: (
+        "check that the hub API server is reachable with the hub kubeconfig and context this "
+        "stack uses, that the ClusterProfile CRD (multicluster.x-k8s.io/v1alpha1) is "
+        "installed, and that this identity may get clusterprofiles in that namespace"
+    ),
+    Reason.MULTICLUSTER_DISABLED: (
+        "point the stack at an access provider file with pulumi config set "
+        "knative-fleet:providerFile <path> (the cluster-inventory-api provider file format, "
+        "the same JSON as the operator's --clusterprofile-provider-file)"
+    ),
+    Reason.ACCESS_PROVIDER_FAILED: (
+        "make sure status.accessProviders[].name in the ClusterProfile matches a provider with "
+        "an execConfig in the knative-fleet:providerFile file, that the plugin binary exists "
+        "on the machine running pulumi and is built for its OS and architecture, and that the "
+        "Secret the plugin reads exists on the hub (the plugin's stderr is quoted above)"
+    ),
+    Reason.REMOTE_CLIENT_CREATION_FAILED: (
+        "confirm that the spoke API server in the ClusterProfile status is reachable from the "
+        "machine running pulumi, that its certificate-authority-data is the spoke's CA, and "
+        "that the credential the plugin returns is valid and not expired"
+    ),
+}
+
+
+class ProfileError(Exception):
+    """A resolution step failed; spoke-agnostic so each step stays testable on its own.
+
+    The resolver wraps it into `ResolutionError`, which adds the spoke and the fix.
+    """
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+
+    def __reduce__(self):  # keep it picklable despite the custom __init__
+        return (type(self), (self.reason, self.message))
+
+
+class ResolutionError(Exception):
+    """A spoke could not be resolved; `str()` is the complete user-facing sentence.
+
+    Messages are built by this package from non-secret facts only (names, URLs, the
+    plugin's stderr with token-looking values redacted), never from credentials.
+    """
+
+    def __init__(self, spoke: str, reason: Reason, message: str) -> None:
+        self.spoke = spoke
+        self.reason = reason
+        self.message = message
+        super().__init__(str(self))
+
+    def __reduce__(self):  # keep it picklable despite the custom __init__
+        return (type(self), (self.spoke, self.reason, self.message))
+
+    def __str__(self) -> str:
+        return (
+            f"spoke {self.spoke!r}: {self.reason}: {self.message}. Fix: {REMEDIATION[self.reason]}"
+        )

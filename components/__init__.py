@@ -1,0 +1,1 @@
+"""Fleet configuration, release manifests and the per-spoke Pulumi component."""

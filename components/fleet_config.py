@@ -1,0 +1,183 @@
+"""The fleet stack's configuration: every input the user writes, validated once.
+
+Stack config keys (namespace `knative-fleet`): `hub`, `providerFile`,
+`releaseBase`, `pluginTimeoutSeconds` and `fleet`. All problems are reported in
+one error, each with its config path, before any resource is registered.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+CONFIG_NAMESPACE = "knative-fleet"
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+class Strict(BaseModel):
+    """Unknown keys are typos until proven otherwise: refuse them."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class HubConfig(Strict):
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+class ClusterProfileRef(Strict):
+    name: Annotated[str, Field(min_length=1)]
+    namespace: Annotated[str, Field(min_length=1)]
+
+
+class NamespaceConfiguration(Strict):
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+
+
+class KourierOptions(Strict):
+    enabled: bool = True
+    service_type: Literal["LoadBalancer", "NodePort", "ClusterIP"] | None = Field(
+        None, alias="service-type")
+
+
+class Ingress(Strict):
+    """Exactly one ingress; Kourier when none is named."""
+
+    kourier: KourierOptions | None = None
+    istio: dict[str, Any] | None = None
+    gateway_api: dict[str, Any] | None = Field(None, alias="gateway-api")
+    contour: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def one_ingress(self) -> Ingress:
+        chosen = [n for n in ("kourier", "istio", "gateway_api", "contour")
+                  if getattr(self, n) is not None]
+        if len(chosen) > 1:
+            raise ValueError(f"choose exactly one ingress, got {', '.join(chosen)}")
+        if not chosen:
+            self.kourier = KourierOptions()
+        return self
+
+    @property
+    def name(self) -> str:
+        for field, name in (("kourier", "kourier"), ("istio", "istio"),
+                            ("gateway_api", "gateway-api"), ("contour", "contour")):
+            if getattr(self, field) is not None:
+                return name
+        return "kourier"
+
+
+class ComponentSpec(Strict):
+    version: str = "1.23"
+    namespace_configuration: NamespaceConfiguration = Field(
+        default_factory=NamespaceConfiguration, alias="namespaceConfiguration")
+    delete_crds_on_destroy: bool = Field(False, alias="deleteCrdsOnDestroy")
+
+    @field_validator("version")
+    @classmethod
+    def version_shape(cls, value: str) -> str:
+        if not VERSION.match(value):
+            raise ValueError(f'version must look like "1.23" or "1.23.0", got {value!r}')
+        return value
+
+
+class ServingSpec(ComponentSpec):
+    ingress: Ingress = Field(default_factory=Ingress)
+
+
+class EventingSpec(ComponentSpec):
+    pass
+
+
+class FleetEntry(Strict):
+    name: str
+    cluster_profile_ref: ClusterProfileRef = Field(alias="clusterProfileRef")
+    serving: ServingSpec | None = None
+    eventing: EventingSpec | None = None
+
+    @field_validator("name")
+    @classmethod
+    def dns_label(cls, value: str) -> str:
+        if not DNS_LABEL.match(value):
+            raise ValueError(f"spoke name must be a DNS-1123 label (a-z, 0-9, -), got {value!r}")
+        return value
+
+
+class FleetConfig(Strict):
+    hub: HubConfig = Field(default_factory=HubConfig)
+    provider_file: str | None = Field(None, alias="providerFile")
+    release_base: str = Field("https://github.com", alias="releaseBase")
+    plugin_timeout_seconds: float = Field(30.0, alias="pluginTimeoutSeconds", gt=0, le=600)
+    fleet: list[FleetEntry] = []
+
+    @field_validator("release_base")
+    @classmethod
+    def release_base_url(cls, value: str) -> str:
+        if value.startswith("file://"):
+            path = Path(value.removeprefix("file://"))
+            return "file://" + str(path.resolve())
+        if not value.startswith(("https://", "http://")):
+            raise ValueError(f"releaseBase must be an https://, http:// or file:// URL, got {value!r}")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def unique_entries(self) -> FleetConfig:
+        problems = []
+        seen_names: dict[str, int] = {}
+        seen_refs: dict[tuple[str, str], str] = {}
+        for i, entry in enumerate(self.fleet):
+            if entry.name in seen_names:
+                problems.append(f"fleet[{i}].name: {entry.name!r} is already used by "
+                                f"fleet[{seen_names[entry.name]}]")
+            seen_names.setdefault(entry.name, i)
+            ref = (entry.cluster_profile_ref.namespace, entry.cluster_profile_ref.name)
+            if ref in seen_refs and seen_refs[ref] != entry.name:
+                problems.append(
+                    f"fleet[{i}].clusterProfileRef: ClusterProfile {ref[0]}/{ref[1]} is already "
+                    f"the target of spoke {seen_refs[ref]!r}; one entry per ClusterProfile")
+            seen_refs.setdefault(ref, entry.name)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class FleetConfigError(ValueError):
+    """All problems of a fleet config, one line each with its config path."""
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = CONFIG_NAMESPACE + ":"
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("" if i == 0 else ".") + str(part)
+    return out
+
+
+def parse_fleet_config(raw: dict[str, Any]) -> FleetConfig:
+    """Validates the raw stack config; raises FleetConfigError listing every problem."""
+    try:
+        return FleetConfig.model_validate(raw)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if p not in ("function-after",))
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"  {_path(loc)}: {msg}")
+        raise FleetConfigError(
+            "the fleet configuration is invalid:\n" + "\n".join(lines)
+            + "\nFix these keys in the stack config (stacks/Pulumi.<stack>.yaml); see README "
+            "'Configuration reference'.") from None

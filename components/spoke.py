@@ -1,0 +1,95 @@
+"""One ComponentResource per spoke: the thin layer that wires planned objects
+to a pulumi-kubernetes Provider for that spoke."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import manifests
+from components.plan import InstallPlan
+
+
+def cluster_identifier(profile_namespace: str, profile_name: str) -> str:
+    """Stable across token rotation, new CAs and new server URLs (none of them
+    replaces a resource); moving the entry to another ClusterProfile changes it,
+    so the preview shows every object of the spoke being replaced."""
+    return f"clusterprofile/{profile_namespace}/{profile_name}"
+
+
+def _name(spoke: str, obj: dict) -> str:
+    meta = obj["metadata"]
+    ns = meta.get("namespace")
+    return f"{spoke}:{ns}/{meta['name']}" if ns else f"{spoke}:{meta['name']}"
+
+
+class Spoke(pulumi.ComponentResource):
+    """Knative on one spoke: its provider, namespaces, anchors and release objects."""
+
+    deployments: list[pulumi.Resource]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        kubeconfig: dict,
+        identifier: str,
+        plans: list[InstallPlan],
+        delete_unreachable: bool = False,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("knative-fleet:index:Spoke", name, None, opts)
+        self.provider = k8s.Provider(
+            name,
+            kubeconfig=pulumi.Output.secret(json.dumps(kubeconfig, sort_keys=True)),
+            cluster_identifier=identifier,
+            enable_server_side_apply=True,
+            delete_unreachable=delete_unreachable,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.deployments = []
+        for plan in plans:
+            self._install(name, plan)
+        self.ready = (
+            pulumi.Output.all(*[d.id for d in self.deployments]).apply(lambda _: True)
+            if self.deployments else pulumi.Output.from_input(True)
+        )
+        self.register_outputs({"ready": self.ready})
+
+    def _opts(self, **kwargs: object) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, provider=self.provider, **kwargs)
+
+    def _raw(self, spoke: str, obj: dict, **kwargs: object) -> pulumi.CustomResource:
+        return pulumi.CustomResource(
+            manifests.resource_type_token(obj), _name(spoke, obj), obj, self._opts(**kwargs))
+
+    def _install(self, spoke: str, plan: InstallPlan) -> None:
+        ns_deps: list[pulumi.Resource] = []
+        if plan.namespace_object is not None:
+            ns_deps.append(self._raw(
+                spoke, plan.namespace_object,
+                ignore_changes=["metadata.labels", "metadata.annotations"]))
+        anchor = k8s.core.v1.ConfigMap(
+            _name(spoke, plan.anchor),
+            metadata=plan.anchor["metadata"],
+            opts=self._opts(depends_on=ns_deps),
+        )
+        crds = [
+            self._raw(spoke, crd, retain_on_delete=not plan.delete_crds, depends_on=ns_deps)
+            for crd in plan.rendered.crds
+        ]
+        cluster_scoped = [
+            self._raw(spoke, obj, depends_on=crds) for obj in plan.rendered.cluster_scoped
+        ]
+        owner = anchor.metadata.uid.apply(
+            lambda uid: manifests.owner_reference(plan.anchor["metadata"]["name"], uid))
+        for obj in plan.rendered.namespaced:
+            res = self._raw(
+                spoke,
+                manifests.with_owner(obj, owner),  # type: ignore[arg-type]
+                depends_on=[*ns_deps, anchor, *crds, *cluster_scoped],
+            )
+            if obj["kind"] == "Deployment":
+                self.deployments.append(res)

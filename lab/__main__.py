@@ -1,0 +1,156 @@
+"""`python -m lab up|status|dump|down`: the local fleet lab (kubetest's up/dump/down)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from kubernetes import client
+
+from lab import register
+from lab.clusters import Kwok, write_json
+from lab.paths import LAB_DIR, LAB_JSON
+from lab.toolchain import bin_dir, tool_env
+
+HUB = "hub"
+
+
+def spoke_names(count: int) -> list[str]:
+    return [f"spoke-{i}" for i in range(1, count + 1)]
+
+
+def load_lab() -> dict | None:
+    return json.loads(LAB_JSON.read_text()) if LAB_JSON.exists() else None
+
+
+def healthy(kubeconfig: str) -> bool:
+    try:
+        api = register.api_client(Path(kubeconfig))
+        client.CoreV1Api(api).list_namespace(_request_timeout=5, limit=1)
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not healthy"
+        return False
+
+
+def up(spokes: int) -> dict:
+    LAB_DIR.mkdir(parents=True, exist_ok=True)
+    bin_path = bin_dir(build=True)
+    kwok = Kwok(bin_path, tool_env(bin_path))
+    names = [HUB, *spoke_names(spokes)]
+    lab = load_lab()
+    existing = set(kwok.clusters())
+    if lab and {s["name"] for s in lab["spokes"]} == set(spoke_names(spokes)):
+        stopped = [n for n in names if n in existing and not healthy(str(kwok.kubeconfig_path(n)))]
+        for name in stopped:
+            kwok.start(name)
+        if all(n in existing for n in names) and all(
+            healthy(str(kwok.kubeconfig_path(n))) for n in names
+        ):
+            print(f"lab: already up ({', '.join(names)})", file=sys.stderr)
+            return lab
+    timings: dict[str, float] = {}
+    start = time.monotonic()
+    for name in names:
+        if name in existing and healthy(str(kwok.kubeconfig_path(name))):
+            continue
+        if name in existing:
+            kwok.delete(name)
+        timings[name] = round(kwok.create(name), 1)
+        print(f"lab: cluster {name} up in {timings[name]}s", file=sys.stderr)
+    hub_kc = kwok.kubeconfig_path(HUB)
+    register.install_clusterprofile_crd(register.api_client(hub_kc))
+    for name in spoke_names(spokes):
+        register.register_spoke(hub_kc, kwok.kubeconfig_path(name), name)
+    provider_path = LAB_DIR / "providers.json"
+    write_json(provider_path, register.provider_file(bin_path, hub_kc))
+    lab = {
+        "hub": {"name": HUB, "kubeconfig": str(hub_kc)},
+        "spokes": [
+            {"name": n, "kubeconfig": str(kwok.kubeconfig_path(n)),
+             "clusterProfile": {"namespace": register.PROFILE_NAMESPACE, "name": n}}
+            for n in spoke_names(spokes)
+        ],
+        "providerFile": str(provider_path),
+        "bin": str(bin_path),
+        "startSeconds": round(time.monotonic() - start, 1),
+        "clusterStartSeconds": timings,
+    }
+    write_json(LAB_JSON, lab)
+    print(f"lab: up in {lab['startSeconds']}s; described in {LAB_JSON}", file=sys.stderr)
+    return lab
+
+
+def status() -> int:
+    lab = load_lab()
+    if not lab:
+        print("lab: down (no .lab/lab.json)")
+        return 1
+    ok = True
+    for entry in [lab["hub"], *lab["spokes"]]:
+        alive = healthy(entry["kubeconfig"])
+        ok &= alive
+        server = yaml.safe_load(Path(entry["kubeconfig"]).read_text())["clusters"][0]["cluster"]
+        print(f"{entry['name']:10} {'up' if alive else 'DOWN':5} {server['server']}")
+    return 0 if ok else 1
+
+
+def dump(out: Path) -> None:
+    lab = load_lab()
+    bin_path = Path(lab["bin"]) if lab else bin_dir(build=False)
+    kwok = Kwok(bin_path, tool_env(bin_path))
+    out.mkdir(parents=True, exist_ok=True)
+    for name in kwok.clusters():
+        kwok.dump(name, out)
+        kubeconfig = kwok.kubeconfig_path(name)
+        if healthy(str(kubeconfig)):
+            api = register.api_client(kubeconfig)
+            events = client.CoreV1Api(api).list_event_for_all_namespaces(_request_timeout=20)
+            rows = [
+                f"{e.last_timestamp or e.event_time} {e.type} {e.involved_object.kind}/"
+                f"{e.involved_object.namespace}/{e.involved_object.name} {e.reason}: {e.message}"
+                for e in events.items
+            ]
+            (out / name / "events.txt").write_text("\n".join(rows) + "\n")
+    print(f"lab: dumped logs and events to {out}", file=sys.stderr)
+
+
+def down() -> None:
+    lab = load_lab()
+    bin_path = Path(lab["bin"]) if lab else bin_dir(build=False)
+    kwok = Kwok(bin_path, tool_env(bin_path))
+    names = [HUB, *[s["name"] for s in lab["spokes"]]] if lab else []
+    for name in kwok.clusters():
+        if name in names or not lab:
+            kwok.delete(name)
+    LAB_JSON.unlink(missing_ok=True)
+    print("lab: down", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_up = sub.add_parser("up", help="start (or check) a hub and N spokes")
+    p_up.add_argument("--spokes", type=int, default=2)
+    sub.add_parser("status", help="show the clusters")
+    p_dump = sub.add_parser("dump", help="collect component logs and events")
+    p_dump.add_argument("--out", type=Path, default=LAB_DIR / "dump")
+    sub.add_parser("down", help="delete the clusters this lab created")
+    args = parser.parse_args(argv)
+    if args.cmd == "up":
+        up(args.spokes)
+        return 0
+    if args.cmd == "status":
+        return status()
+    if args.cmd == "dump":
+        dump(args.out)
+        return 0
+    down()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

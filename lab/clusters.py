@@ -1,0 +1,104 @@
+"""kwokctl binary-runtime clusters: create, start, delete, logs.
+
+Every cluster listens on 127.0.0.1 only and gets fake nodes, so the real
+kube-controller-manager and kube-scheduler make Deployments Available, Jobs
+complete, namespaces finish deleting and ownerReferences garbage-collected.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from lab.paths import KWOK_WORKDIR, LAB_DIR
+
+KWOKCTL_CONFIG = """\
+kind: KwokctlConfiguration
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+options:
+  bindAddress: 127.0.0.1
+"""
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
+FAKE_NODES = 2
+
+
+class Kwok:
+    """Runs kwokctl against the lab's own work directory."""
+
+    def __init__(self, bin_path: Path, env: dict[str, str]) -> None:
+        self.bin = bin_path
+        self.env = dict(env, KWOK_WORKDIR=str(KWOK_WORKDIR))
+
+    def run(self, *args: str, check: bool = True, capture: bool = True) -> str:
+        proc = subprocess.run(
+            [str(self.bin / "kwokctl"), *args],
+            env=self.env,
+            stdout=subprocess.PIPE if capture else None,
+            stderr=subprocess.STDOUT if capture else None,
+            text=True,
+        )
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"kwokctl {' '.join(args)} failed:\n{proc.stdout or ''}")
+        return proc.stdout or ""
+
+    def clusters(self) -> list[str]:
+        return [line.strip() for line in self.run("get", "clusters").splitlines() if line.strip()]
+
+    def kubeconfig_path(self, name: str) -> Path:
+        return LAB_DIR / f"{name}.kubeconfig"
+
+    def create(self, name: str) -> float:
+        """Creates cluster `name` with fake nodes; returns the seconds it took."""
+        start = time.monotonic()
+        config = LAB_DIR / "kwokctl.yaml"
+        config.write_text(KWOKCTL_CONFIG)
+        kubeconfig = self.kubeconfig_path(name)
+        self.run(
+            "create", "cluster", "--name", name, "--runtime", "binary",
+            "--config", str(config),
+            "--kube-apiserver-binary", str(self.bin / "kube-apiserver"),
+            "--kube-controller-manager-binary", str(self.bin / "kube-controller-manager"),
+            "--kube-scheduler-binary", str(self.bin / "kube-scheduler"),
+            "--kwok-controller-binary", str(self.bin / "kwok"),
+            "--etcd-binary", str(self.bin / "etcd"),
+            "--kubeconfig", str(kubeconfig),
+            "--wait", "3m",
+        )
+        self.run("scale", "node", "--name", name, "--replicas", str(FAKE_NODES))
+        return time.monotonic() - start
+
+    def start(self, name: str) -> None:
+        self.run("start", "cluster", "--name", name, "--wait", "3m")
+
+    def delete(self, name: str) -> None:
+        self.run("delete", "cluster", "--name", name, check=False)
+
+    def dump(self, name: str, out: Path) -> None:
+        """Every component's log of cluster `name` into `out/name/`."""
+        target = out / name
+        target.mkdir(parents=True, exist_ok=True)
+        for component in COMPONENTS:
+            text = self.run("logs", component, "--name", name, check=False)
+            (target / f"{component}.log").write_text(text)
+
+    def pids(self, name: str) -> dict[str, int]:
+        """The pid of each running component of `name` (from kwokctl's pid files)."""
+        pids: dict[str, int] = {}
+        pid_dir = KWOK_WORKDIR / "clusters" / name / "pids"
+        for component in COMPONENTS:
+            path = pid_dir / f"{component}.pid"
+            if path.exists():
+                try:
+                    pids[component] = int(path.read_text().strip())
+                except ValueError:
+                    continue
+        return pids
+
+
+def write_json(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)

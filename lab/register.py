@@ -1,0 +1,161 @@
+"""Registers a spoke on the hub exactly as the user guide's "Register a
+ClusterProfile manually": a cluster-admin ServiceAccount token on the spoke,
+that token in the hub Secret the upstream `secretreader` plugin reads, then the
+ClusterProfile spec and, through the status subresource, its status."""
+
+from __future__ import annotations
+
+import base64
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from lab.paths import CLUSTERPROFILE_CRD
+
+PROFILE_NAMESPACE = "fleet-system"
+SPOKE_SA = "knative-fleet-spoke"
+SPOKE_SA_NAMESPACE = "kube-system"
+SPOKE_TOKEN_SECRET = "knative-fleet-spoke-token"
+PROVIDER_NAME = "secretreader"
+EXEC_EXTENSION = "client.authentication.k8s.io/exec"
+GROUP, VERSION, PLURAL = "multicluster.x-k8s.io", "v1alpha1", "clusterprofiles"
+
+
+def api_client(kubeconfig: Path) -> client.ApiClient:
+    return config.new_client_from_config(config_file=str(kubeconfig))
+
+
+def _create(fn, *args, **kwargs) -> None:
+    """Create, treating AlreadyExists as success so `up` is re-runnable."""
+    try:
+        fn(*args, **kwargs)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+
+
+def install_clusterprofile_crd(hub: client.ApiClient) -> None:
+    crd = yaml.safe_load(CLUSTERPROFILE_CRD.read_text())
+    ext = client.ApiextensionsV1Api(hub)
+    _create(ext.create_custom_resource_definition, crd)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        got = ext.read_custom_resource_definition(crd["metadata"]["name"])
+        conds = {c.type: c.status for c in (got.status.conditions or [])}
+        if conds.get("Established") == "True":
+            return
+        time.sleep(0.5)
+    raise RuntimeError("ClusterProfile CRD did not become Established in 60s")
+
+
+def spoke_token(spoke: client.ApiClient) -> tuple[str, str]:
+    """Creates the spoke's ServiceAccount, cluster-admin binding and token Secret;
+    returns (token, base64 CA) once the token controller has filled the Secret."""
+    core = client.CoreV1Api(spoke)
+    rbac = client.RbacAuthorizationV1Api(spoke)
+    _create(core.create_namespaced_service_account, SPOKE_SA_NAMESPACE,
+            {"metadata": {"name": SPOKE_SA}})
+    _create(rbac.create_cluster_role_binding, {
+        "metadata": {"name": SPOKE_SA},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": SPOKE_SA,
+                      "namespace": SPOKE_SA_NAMESPACE}],
+    })
+    _create(core.create_namespaced_secret, SPOKE_SA_NAMESPACE, {
+        "metadata": {"name": SPOKE_TOKEN_SECRET,
+                     "annotations": {"kubernetes.io/service-account.name": SPOKE_SA}},
+        "type": "kubernetes.io/service-account-token",
+    })
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        data = core.read_namespaced_secret(SPOKE_TOKEN_SECRET, SPOKE_SA_NAMESPACE).data or {}
+        if data.get("token") and data.get("ca.crt"):
+            return base64.b64decode(data["token"]).decode(), data["ca.crt"]
+        time.sleep(0.5)
+    raise RuntimeError("the spoke's token controller did not fill the token Secret in 60s")
+
+
+def hub_secret_namespace(hub_kubeconfig: Path) -> str:
+    """Where `secretreader` looks: the hub kubeconfig's current-context namespace, else default."""
+    cfg = yaml.safe_load(hub_kubeconfig.read_text())
+    current = cfg.get("current-context")
+    for ctx in cfg.get("contexts") or []:
+        if ctx.get("name") == current:
+            return (ctx.get("context") or {}).get("namespace") or "default"
+    return "default"
+
+
+def put_token_on_hub(hub: client.ApiClient, namespace: str, cluster_name: str, token: str) -> None:
+    core = client.CoreV1Api(hub)
+    body = {"metadata": {"name": cluster_name}, "type": "Opaque",
+            "stringData": {"token": token}}
+    try:
+        core.create_namespaced_secret(namespace, body)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+        core.replace_namespaced_secret(cluster_name, namespace, body)
+
+
+def profile_status(server: str, ca_b64: str, cluster_name: str) -> dict:
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "conditions": [{
+            "type": "ControlPlaneHealthy", "status": "True", "reason": "Manual",
+            "message": "Status set by the knative-fleet lab", "lastTransitionTime": now,
+        }],
+        "accessProviders": [{
+            "name": PROVIDER_NAME,
+            "cluster": {
+                "server": server,
+                "certificate-authority-data": ca_b64,
+                "extensions": [{"name": EXEC_EXTENSION,
+                                "extension": {"clusterName": cluster_name}}],
+            },
+        }],
+    }
+
+
+def apply_cluster_profile(hub: client.ApiClient, name: str, status: dict) -> None:
+    core = client.CoreV1Api(hub)
+    _create(core.create_namespace, {"metadata": {"name": PROFILE_NAMESPACE}})
+    objs = client.CustomObjectsApi(hub)
+    _create(objs.create_namespaced_custom_object, GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterProfile",
+        "metadata": {"name": name, "namespace": PROFILE_NAMESPACE,
+                     "labels": {"x-k8s.io/cluster-manager": "knative-fleet-lab"}},
+        "spec": {"displayName": name, "clusterManager": {"name": "knative-fleet-lab"}},
+    })
+    objs.patch_namespaced_custom_object_status(
+        GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name, {"status": status})
+
+
+def spoke_server(kubeconfig: Path) -> str:
+    cfg = yaml.safe_load(kubeconfig.read_text())
+    return cfg["clusters"][0]["cluster"]["server"]
+
+
+def register_spoke(hub_kubeconfig: Path, spoke_kubeconfig: Path, name: str) -> None:
+    hub = api_client(hub_kubeconfig)
+    spoke = api_client(spoke_kubeconfig)
+    token, ca_b64 = spoke_token(spoke)
+    put_token_on_hub(hub, hub_secret_namespace(hub_kubeconfig), name, token)
+    apply_cluster_profile(hub, name, profile_status(spoke_server(spoke_kubeconfig), ca_b64, name))
+
+
+def provider_file(bin_path: Path, hub_kubeconfig: Path) -> dict:
+    """The access-provider file (cluster-inventory-api pkg/access format) for the lab."""
+    return {"providers": [{
+        "name": PROVIDER_NAME,
+        "execConfig": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(bin_path / "secretreader"),
+            "provideClusterInfo": True,
+            "env": [{"name": "KUBECONFIG", "value": str(hub_kubeconfig)}],
+        },
+    }]}

@@ -1,0 +1,30 @@
+"""Locates (building on first use) the toolchain that `toolchain/build.sh` caches."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from lab.paths import REPO
+
+BUILD_SCRIPT = REPO / "toolchain" / "build.sh"
+
+
+def bin_dir(build: bool = True) -> Path:
+    """The toolchain's bin directory; builds it when `build` and it is missing."""
+    args = [str(BUILD_SCRIPT)] if build else [str(BUILD_SCRIPT), "--print"]
+    out = subprocess.run(args, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return Path(out.strip().splitlines()[-1])
+
+
+def tool_env(bin_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every lab and test command runs in: the toolchain first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_path}{os.pathsep}{env.get('PATH', '')}"
+    env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
+    env["PULUMI_SKIP_UPDATE_CHECK"] = "true"
+    env["KWOK_KUBECTL_BINARY"] = str(bin_path / "kubectl")
+    if extra:
+        env.update(extra)
+    return env

@@ -1,0 +1,215 @@
+"""The product end to end on the lab, real engine: install on two spokes,
+no-op review, anchor loss and repair, a one-spoke upgrade, entry removal,
+pre-existing namespaces, and destroy with zero leaked objects.
+
+The tests share one stack and run in file order, like a user's day."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from tests.support.fleet import FleetStack, changed_spokes, deployments_available, entry
+from tests.support.lab import Lab
+from tests.support.snapshot import snapshot
+
+pytestmark = pytest.mark.e2e
+ANCHORS = {
+    "knative-serving": ("knativeserving-knative-serving-root-owner", "knative-serving"),
+    "knative-eventing": ("knativeeventing-knative-eventing-root-owner", "knative-eventing"),
+}
+USER_NS = "knative-eventing"
+
+
+@pytest.fixture(scope="module")
+def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    stack = FleetStack(lab, f"t-life-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
+    s1, s2 = (lab.spokes[0], lab.spokes[1])
+    # spoke-2 already has the Eventing namespace, with a user's object in it.
+    core2 = client.CoreV1Api(s2.api())
+    core2.create_namespace({"metadata": {"name": USER_NS, "labels": {"team": "users"}}})
+    core2.create_namespaced_config_map(USER_NS, {"metadata": {"name": "users-own"},
+                                                 "data": {"keep": "me"}})
+    before = {s.name: snapshot(s.api()) for s in lab.spokes}
+    stack.init()
+    state = {"stack": stack, "before": before, "s1": s1, "s2": s2}
+    try:
+        yield state
+    finally:
+        stack.destroy()
+        stack.remove()
+        stack.cleanup()
+        try:
+            core2.delete_namespace(USER_NS)
+        except ApiException:
+            pass
+
+
+def fleet_v1(ns_labels: dict | None = None) -> list[dict]:
+    s1 = entry("spoke-1")
+    s1["serving"]["namespaceConfiguration"] = {"labels": ns_labels or {"team": "platform"}}
+    s1["eventing"]["namespaceConfiguration"] = {"labels": {"team": "platform"}}
+    s2 = entry("spoke-2", serving="1.22", eventing="1.23")
+    s2["eventing"]["namespaceConfiguration"] = {"labels": {"team": "platform"}}
+    return [s1, s2]
+
+
+def owned_objects(api: client.ApiClient, namespace: str) -> list[tuple[str, str, list]]:
+    """(kind, name, ownerReferences) of every object the install put in `namespace`."""
+    out = []
+    selector = "app.kubernetes.io/managed-by=knative-fleet"
+    listers = {
+        "ConfigMap": client.CoreV1Api(api).list_namespaced_config_map,
+        "Service": client.CoreV1Api(api).list_namespaced_service,
+        "ServiceAccount": client.CoreV1Api(api).list_namespaced_service_account,
+        "Secret": client.CoreV1Api(api).list_namespaced_secret,
+        "Deployment": client.AppsV1Api(api).list_namespaced_deployment,
+        "Role": client.RbacAuthorizationV1Api(api).list_namespaced_role,
+        "RoleBinding": client.RbacAuthorizationV1Api(api).list_namespaced_role_binding,
+    }
+    for kind, lister in listers.items():
+        for obj in lister(namespace, label_selector=selector).items:
+            out.append((kind, obj.metadata.name, obj.metadata.owner_references or []))
+    return out
+
+
+def test_install_on_two_spokes(world: dict) -> None:
+    stack: FleetStack = world["stack"]
+    stack.configure(fleet_v1())
+    res = stack.up()
+    assert res.ok, res.out
+    for spoke in (world["s1"], world["s2"]):
+        api = spoke.api()
+        for ns, (anchor, cr_name) in ANCHORS.items():
+            deployments = deployments_available(api, ns)
+            assert deployments and all(deployments.values()), (spoke.name, ns, deployments)
+            cm = client.CoreV1Api(api).read_namespaced_config_map(anchor, ns)
+            assert cm.data is None
+            assert cm.metadata.labels["app.kubernetes.io/managed-by"] == "knative-fleet"
+            assert cm.metadata.labels["operator.knative.dev/cr-name"] == cr_name
+            assert cm.metadata.annotations["operator.knative.dev/anchor"] == "true"
+            assert cm.metadata.annotations["operator.knative.dev/protected"] == "true"
+            assert "operator.knative.dev/description" in cm.metadata.annotations
+            objects = owned_objects(api, ns)
+            assert len(objects) > 10
+            for kind, name, refs in objects:
+                if (kind, name) == ("ConfigMap", anchor):
+                    continue
+                assert len(refs) == 1, (spoke.name, ns, kind, name, refs)
+                ref = refs[0]
+                assert (ref.kind, ref.name, ref.uid) == ("ConfigMap", anchor, cm.metadata.uid)
+                assert ref.controller and ref.block_owner_deletion
+    outputs = stack.outputs()["spokes"]
+    for name in ("spoke-1", "spoke-2"):
+        assert outputs[name]["targetClusterResolved"]["status"] == "True"
+        assert outputs[name]["ready"] is True
+    assert outputs["spoke-2"]["serving"] == "1.22.1"
+    assert outputs["spoke-1"]["serving"] == "1.23.0"
+
+
+def test_second_preview_and_up_change_nothing(world: dict) -> None:
+    stack: FleetStack = world["stack"]
+    res, steps = stack.preview_steps()
+    assert res.ok, res.out
+    assert changed_spokes(steps) == {}, changed_spokes(steps)
+    res = stack.run("up", "--yes", "--skip-preview", "--expect-no-changes")
+    assert res.ok, res.out
+
+
+def test_namespace_settings_only_on_namespaces_we_create(world: dict) -> None:
+    core1 = client.CoreV1Api(world["s1"].api())
+    assert core1.read_namespace("knative-serving").metadata.labels["team"] == "platform"
+    core2 = client.CoreV1Api(world["s2"].api())
+    ns = core2.read_namespace(USER_NS)
+    assert ns.metadata.labels.get("team") == "users"
+    assert "app.kubernetes.io/managed-by" not in ns.metadata.labels
+    assert core2.read_namespaced_config_map("users-own", USER_NS).data == {"keep": "me"}
+
+
+def test_deleted_anchor_is_collected_then_restored_by_refresh(world: dict) -> None:
+    stack: FleetStack = world["stack"]
+    api = world["s1"].api()
+    core = client.CoreV1Api(api)
+    anchor, _ = ANCHORS["knative-serving"]
+    core.delete_namespaced_config_map(anchor, "knative-serving",
+                                      propagation_policy="Foreground")
+    import time
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and deployments_available(api, "knative-serving"):
+        time.sleep(1)
+    assert deployments_available(api, "knative-serving") == {}, "GC did not collect Deployments"
+    res = stack.up("--refresh")
+    assert res.ok, res.out
+    deployments = deployments_available(api, "knative-serving")
+    assert deployments and all(deployments.values())
+    new_uid = core.read_namespaced_config_map(anchor, "knative-serving").metadata.uid
+    for kind, name, refs in owned_objects(api, "knative-serving"):
+        if name != anchor:
+            assert [r.uid for r in refs] == [new_uid], (kind, name)
+
+
+def test_upgrade_one_spoke_changes_only_that_spoke(world: dict) -> None:
+    stack: FleetStack = world["stack"]
+    fleet = fleet_v1()
+    fleet[1]["serving"]["version"] = "1.23"
+    stack.configure(fleet)
+    res, steps = stack.preview_steps()
+    assert res.ok, res.out
+    assert set(changed_spokes(steps)) == {"spoke-2"}, changed_spokes(steps)
+    res = stack.up()
+    assert res.ok, res.out
+    assert stack.outputs()["spokes"]["spoke-2"]["serving"] == "1.23.0"
+    images = [c.image for d in client.AppsV1Api(world["s2"].api())
+              .list_namespaced_deployment("knative-serving").items
+              for c in d.spec.template.spec.containers]
+    assert images and not any("v1.22" in i for i in images if "knative" in i), images
+
+
+def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
+    stack: FleetStack = world["stack"]
+    fleet = fleet_v1()
+    fleet[1]["serving"]["version"] = "1.23"
+    del fleet[0]["eventing"]
+    stack.configure(fleet)
+    res = stack.up()
+    assert res.ok, res.out
+    core1 = client.CoreV1Api(world["s1"].api())
+    with pytest.raises(ApiException) as err:
+        core1.read_namespace("knative-eventing")
+    assert err.value.status == 404
+    spoke2_before = snapshot(world["s2"].api())
+    stack.configure([fleet[0]])
+    res, steps = stack.preview_steps()
+    assert set(changed_spokes(steps)) == {"spoke-2"}
+    assert changed_spokes(steps)["spoke-2"] == {"delete"}
+    res = stack.up()
+    assert res.ok, res.out
+    after = snapshot(world["s2"].api())
+    crds = {o for o in spoke2_before if o[0].endswith("/CustomResourceDefinition")}
+    assert after - world["before"]["spoke-2"] <= crds
+    assert client.CoreV1Api(world["s2"].api()).read_namespaced_config_map(
+        "users-own", USER_NS).data == {"keep": "me"}
+    assert deployments_available(world["s1"].api(), "knative-serving")
+
+
+def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
+    stack: FleetStack = world["stack"]
+    res = stack.destroy()
+    assert res.ok, res.out
+    for spoke in (world["s1"], world["s2"]):
+        after = snapshot(spoke.api())
+        leaked = {o for o in after - world["before"][spoke.name]
+                  if not o[0].endswith("/CustomResourceDefinition")}
+        assert leaked == set(), (spoke.name, sorted(leaked)[:20])
+        missing = world["before"][spoke.name] - after
+        assert missing == set(), (spoke.name, sorted(missing)[:20])
+
+
+def test_state_has_no_secrets(world: dict, tmp_path: Path) -> None:
+    del tmp_path
+    assert "spokes" not in str(world["stack"].export().get("deployment", {}).get("secrets", ""))

@@ -1,0 +1,1 @@
+"""Shared helpers for the lab and end-to-end tests."""

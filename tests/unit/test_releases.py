@@ -1,0 +1,288 @@
+"""Release resolution and loading, against the offline mirror of the real files."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from components import releases
+from components.releases import ReleaseError
+
+MIRROR = Path(__file__).resolve().parents[3] / "shared" / "knative-releases"
+BASE = MIRROR.as_uri()
+
+
+def _path(url: str) -> Path:
+    assert url.startswith(BASE + "/"), url
+    return MIRROR / url[len(BASE) + 1:]
+
+
+def test_mirror_is_present() -> None:
+    core = MIRROR / "knative/serving/releases/download/knative-v1.23.0/serving-core.yaml"
+    assert core.is_file()
+
+
+@pytest.mark.parametrize(
+    ("component", "requested", "expected"),
+    [
+        ("serving", "1.23", "1.23.0"),
+        ("serving", "1.22", "1.22.1"),
+        ("eventing", "1.22", "1.22.2"),
+        ("eventing", "1.23", "1.23.0"),
+        ("serving", "1.23.0", "1.23.0"),
+        ("eventing", "1.22.2", "1.22.2"),
+        ("serving", "1.21.7", "1.21.7"),  # exact: allowed, the fetch tells
+        ("kourier", "1.22", "1.22.1"),
+        ("contour", "1.22", "1.22.2"),
+        ("kafka", "1.23", "1.23.0"),
+    ],
+)
+def test_resolve_version(component: str, requested: str, expected: str) -> None:
+    assert releases.resolve_version(component, requested) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "latest", "v1.23", "1", "1.23.0.1", "1.x", "1.23-rc1", "a.b"])
+def test_resolve_version_rejects_bad_strings(bad: str) -> None:
+    with pytest.raises(ReleaseError) as err:
+        releases.resolve_version("serving", bad)
+    message = str(err.value)
+    assert repr(bad) in message
+    assert "1.22.1" in message and "1.23.0" in message
+
+
+def test_resolve_version_unknown_minor_names_request_and_known_versions() -> None:
+    with pytest.raises(ReleaseError) as err:
+        releases.resolve_version("eventing", "1.21")
+    message = str(err.value)
+    assert "'1.21'" in message
+    assert "1.22.2, 1.23.0" in message
+
+
+def test_release_error_is_a_value_error() -> None:
+    assert issubclass(ReleaseError, ValueError)
+
+
+def test_resolve_version_unknown_component() -> None:
+    with pytest.raises(ReleaseError, match="unknown Knative component 'functions'"):
+        releases.resolve_version("functions", "1.23")
+
+
+@pytest.mark.parametrize(
+    ("ingress", "serving", "expected"),
+    [
+        ("kourier", "1.23.0", "1.23.0"),
+        ("kourier", "1.22.1", "1.22.1"),
+        ("istio", "1.22", "1.22.1"),
+        ("gateway-api", "1.23", "1.23.0"),
+        ("contour", "1.22.1", "1.22.2"),  # contour's 1.22 patch differs from Serving's
+        ("contour", "1.22.0", "1.22.2"),
+    ],
+)
+def test_ingress_version(ingress: str, serving: str, expected: str) -> None:
+    assert releases.ingress_version(ingress, serving) == expected
+
+
+def test_ingress_version_errors() -> None:
+    with pytest.raises(ReleaseError, match="unknown ingress 'nginx'"):
+        releases.ingress_version("nginx", "1.23.0")
+    with pytest.raises(ReleaseError, match="no known kourier release for serving 1.21.0"):
+        releases.ingress_version("kourier", "1.21.0")
+
+
+def _serving(version: str, ingress_repo: str, ingress_version: str, ingress_file: str) -> list:
+    core = f"{BASE}/knative/serving/releases/download/knative-v{version}"
+    return [
+        f"{core}/serving-crds.yaml",
+        f"{core}/serving-core.yaml",
+        f"{core}/serving-hpa.yaml",
+        f"{BASE}/knative-extensions/{ingress_repo}/releases/download/"
+        f"knative-v{ingress_version}/{ingress_file}",
+        f"{core}/serving-post-install-jobs.yaml",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ingress", "repo", "file"),
+    [
+        ("kourier", "net-kourier", "kourier.yaml"),
+        ("istio", "net-istio", "net-istio.yaml"),
+        ("gateway-api", "net-gateway-api", "net-gateway-api.yaml"),
+        ("contour", "net-contour", "net-contour.yaml"),
+    ],
+)
+def test_serving_urls_per_ingress(ingress: str, repo: str, file: str) -> None:
+    urls = releases.release_urls(BASE + "/", "serving", "1.23", ingress=ingress)
+    assert urls == _serving("1.23.0", repo, "1.23.0", file)
+    assert all(_path(u).is_file() for u in urls)
+
+
+def test_serving_urls_use_the_ingress_patch_of_the_serving_minor() -> None:
+    urls = releases.release_urls(BASE, "serving", "1.22", ingress="contour")
+    assert urls == _serving("1.22.1", "net-contour", "1.22.2", "net-contour.yaml")
+    assert all(_path(u).is_file() for u in urls)
+
+
+def test_serving_urls_default_to_kourier_and_allow_no_ingress() -> None:
+    assert "net-kourier" in releases.release_urls(BASE, "serving", "1.23.0")[3]
+    urls = releases.release_urls(BASE, "serving", "1.23.0", ingress=None)
+    assert [u.rsplit("/", 1)[1] for u in urls] == [
+        "serving-crds.yaml", "serving-core.yaml", "serving-hpa.yaml",
+        "serving-post-install-jobs.yaml",
+    ]
+
+
+def test_eventing_urls_exclude_tls_networking() -> None:
+    for version in ("1.22", "1.23"):
+        urls = releases.release_urls(BASE, "eventing", version, ingress="kourier")
+        assert [u.rsplit("/", 1)[1] for u in urls] == [
+            "eventing-crds.yaml", "eventing-core.yaml", "in-memory-channel.yaml",
+            "mt-channel-broker.yaml", "eventing-post-install.yaml",
+        ]
+        assert all(_path(u).is_file() for u in urls)
+        assert not any("tls-networking" in u for u in urls)
+
+
+def test_default_base_is_github() -> None:
+    assert releases.DEFAULT_BASE == "https://github.com"
+    assert releases.release_urls("", "eventing", "1.23.0")[0] == (
+        "https://github.com/knative/eventing/releases/download/knative-v1.23.0/eventing-crds.yaml"
+    )
+
+
+def test_release_urls_reject_bad_version_and_ingress() -> None:
+    with pytest.raises(ReleaseError):
+        releases.release_urls(BASE, "serving", "1.20")
+    with pytest.raises(ReleaseError, match="unknown ingress"):
+        releases.release_urls(BASE, "serving", "1.23", ingress="traefik")
+
+
+@pytest.mark.parametrize("source", sorted(releases.SOURCE_FILES))
+def test_source_urls_exist_and_load(source: str) -> None:
+    urls = releases.source_urls(BASE, source, "1.23")
+    assert urls
+    for url in urls:
+        assert _path(url).is_file()
+        assert releases.load_documents(url)  # github.yaml redefines a YAML anchor
+
+
+def test_load_documents_parses_the_real_files() -> None:
+    base = f"{BASE}/knative/serving/releases/download/knative-v1.23.0"
+    crds = releases.load_documents(f"{base}/serving-crds.yaml")
+    assert isinstance(crds, tuple) and len(crds) == 12
+    assert {d["kind"] for d in crds} == {"CustomResourceDefinition"}
+    core = releases.load_documents(f"{base}/serving-core.yaml")
+    assert all(isinstance(d, dict) and d.get("kind") for d in core)
+
+
+def test_load_documents_drops_empty_docs_and_flattens_lists(tmp_path: Path) -> None:
+    file = tmp_path / "list.yaml"
+    file.write_text(
+        "---\n# only a comment\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+        "---\n"
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Secret, metadata: {name: b}}\n"
+        "- {apiVersion: v1, kind: ConfigMapList, items: "
+        "[{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}]}\n"
+        "---\n"
+    )
+    docs = releases.load_documents(file.as_uri())
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("ConfigMap", "a"), ("Secret", "b"), ("ConfigMap", "c"),
+    ]
+
+
+def test_load_documents_is_cached_per_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    file = tmp_path / "one.yaml"
+    file.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    reads: list[str] = []
+    real_read = releases._read
+
+    def counting_read(url: str) -> bytes:
+        reads.append(url)
+        return real_read(url)
+
+    monkeypatch.setattr(releases, "_read", counting_read)
+    releases.load_documents.cache_clear()
+    first = releases.load_documents(file.as_uri())
+    second = releases.load_documents(file.as_uri())
+    assert first is second
+    assert reads == [file.as_uri()]
+
+
+def test_failures_are_not_cached(tmp_path: Path) -> None:
+    file = tmp_path / "late.yaml"
+    with pytest.raises(ReleaseError):
+        releases.load_documents(file.as_uri())
+    file.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    assert len(releases.load_documents(file.as_uri())) == 1
+
+
+def test_missing_file_error_names_url_cause_and_fix() -> None:
+    url = f"{BASE}/knative/serving/releases/download/knative-v1.99.0/serving-core.yaml"
+    with pytest.raises(ReleaseError) as err:
+        releases.load_documents(url)
+    message = str(err.value)
+    assert url in message
+    assert "No such file" in message
+    assert "knative-fleet:releaseBase" in message and "version" in message
+
+
+def test_bad_yaml_and_non_objects_are_release_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: [unclosed\n")
+    with pytest.raises(ReleaseError, match="not valid YAML") as err:
+        releases.load_documents(bad.as_uri())
+    assert "knative-fleet:releaseBase" in str(err.value)
+    html = tmp_path / "login.html"
+    html.write_text("<html>sign in</html>\n")
+    with pytest.raises(ReleaseError, match="not a Kubernetes object"):
+        releases.load_documents(html.as_uri())
+
+
+def test_relative_file_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "x.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
+    monkeypatch.chdir(tmp_path)
+    assert releases.load_documents("file://mirror/x.yaml")[0]["kind"] == "Secret"
+
+
+def test_unsupported_scheme() -> None:
+    with pytest.raises(ReleaseError, match="unsupported release URL"):
+        releases.load_documents("ftp://example.invalid/serving-core.yaml")
+
+
+@pytest.fixture
+def http_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_fetch_and_404(http_mirror: str) -> None:
+    assert releases.load_documents(f"{http_mirror}/ok.yaml")[0]["metadata"]["name"] == "a"
+    url = f"{http_mirror}/knative/serving/releases/download/knative-v1.23.0/serving-core.yaml"
+    with pytest.raises(ReleaseError) as err:
+        releases.load_documents(url)
+    message = str(err.value)
+    assert url in message and "HTTP 404" in message and "knative-fleet:releaseBase" in message
