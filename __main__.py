@@ -2,9 +2,9 @@
 
 import pulumi
 
+from access import ProviderFileError
 from components.fleet import deploy
 from components.fleet_config import CONFIG_NAMESPACE, FleetConfigError, parse_fleet_config
-from access import ProviderFileError
 
 KEYS = ("hub", "providerFile", "releaseBase", "pluginTimeoutSeconds", "fleet")
 

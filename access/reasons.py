@@ -18,6 +18,8 @@ class Reason(enum.StrEnum):
     MULTICLUSTER_DISABLED = "MulticlusterDisabled"
     ACCESS_PROVIDER_FAILED = "AccessProviderFailed"
     REMOTE_CLIENT_CREATION_FAILED = "RemoteClientCreationFailed"
+    # Not an operator reason: the release files for the entry could not be read.
+    MANIFESTS_UNAVAILABLE = "ManifestsUnavailable"
 
 
 REMEDIATION: dict[Reason, str] = {
@@ -50,6 +52,10 @@ REMEDIATION: dict[Reason, str] = {
         "confirm that the spoke API server in the ClusterProfile status is reachable from the "
         "machine running pulumi, that its certificate-authority-data is the spoke's CA, and "
         "that the credential the plugin returns is valid and not expired"
+    ),
+    Reason.MANIFESTS_UNAVAILABLE: (
+        "check knative-fleet:releaseBase and the entry's version: the release files must "
+        "exist under <releaseBase>/knative/<component>/releases/download/knative-v<version>/"
     ),
 }
 

@@ -36,8 +36,6 @@ from components.releases import ReleaseError
 from components.spoke import Spoke, cluster_identifier
 from components.spoke_reader import existing_namespaces
 
-MANIFESTS_UNAVAILABLE = "ManifestsUnavailable"
-
 
 @dataclass
 class SpokeResult:
@@ -48,8 +46,8 @@ class SpokeResult:
     error: ResolutionError | None = None
 
 
-def _fail(entry: FleetEntry, reason: Reason | str, message: str) -> SpokeResult:
-    return SpokeResult(entry, error=ResolutionError(entry.name, reason, message))  # type: ignore[arg-type]
+def _fail(entry: FleetEntry, reason: Reason, message: str) -> SpokeResult:
+    return SpokeResult(entry, error=ResolutionError(entry.name, reason, message))
 
 
 def resolve_entry(
@@ -80,7 +78,7 @@ def resolve_entry(
     try:
         plans = planning.plan_spoke(entry, cfg.release_base, namespaces)
     except ReleaseError as exc:
-        return _fail(entry, MANIFESTS_UNAVAILABLE, str(exc))
+        return _fail(entry, Reason.MANIFESTS_UNAVAILABLE, str(exc))
     return SpokeResult(entry, connection=conn, server_version=version, plans=plans)
 
 

@@ -129,7 +129,8 @@ class FleetConfig(Strict):
             path = Path(value.removeprefix("file://"))
             return "file://" + str(path.resolve())
         if not value.startswith(("https://", "http://")):
-            raise ValueError(f"releaseBase must be an https://, http:// or file:// URL, got {value!r}")
+            raise ValueError(
+                f"releaseBase must be an https://, http:// or file:// URL, got {value!r}")
         return value.rstrip("/")
 
     @model_validator(mode="after")

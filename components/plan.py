@@ -58,7 +58,7 @@ def plan_component(
         docs.extend(releases.load_documents(url))
     namespace = NAMESPACE[component]
     rendered = manifests.render(docs, namespace=namespace, cr_name=CR_NAME[component],
-                                component=component)
+                                component=component, version=version)
     ours = not namespace_exists or namespace_is_ours(existing_namespace_labels)
     return InstallPlan(
         component=component,

@@ -81,7 +81,8 @@ class Spoke(pulumi.ComponentResource):
             for crd in plan.rendered.crds
         ]
         cluster_scoped = [
-            self._raw(spoke, obj, depends_on=crds) for obj in plan.rendered.cluster_scoped
+            self._raw(spoke, obj, depends_on=crds)
+            for obj in [*plan.rendered.cluster_scoped, *plan.rendered.external]
         ]
         owner = anchor.metadata.uid.apply(
             lambda uid: manifests.owner_reference(plan.anchor["metadata"]["name"], uid))

@@ -20,7 +20,9 @@ apiVersion: config.kwok.x-k8s.io/v1alpha1
 options:
   bindAddress: 127.0.0.1
 """
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
+COMPONENTS = (
+    "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller",
+)
 FAKE_NODES = 2
 
 

@@ -16,6 +16,7 @@ def test_reason_values_are_the_operator_names() -> None:
         "MulticlusterDisabled",
         "AccessProviderFailed",
         "RemoteClientCreationFailed",
+        "ManifestsUnavailable",
     ]
 
 
