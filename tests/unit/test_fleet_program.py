@@ -76,7 +76,8 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatc
                 refs = meta.get("ownerReferences")
                 assert refs and len(refs) == 1, name
                 ns = meta["namespace"]
-                expected = f"{planning.KIND['serving' if ns == 'knative-serving' else 'eventing'].lower()}"
+                component = "serving" if ns == "knative-serving" else "eventing"
+                expected = planning.KIND[component].lower()
                 assert refs[0]["name"].startswith(expected), (name, refs)
         providers = [i for t, _, i, _ in REGISTERED if t == "pulumi:providers:kubernetes"]
         assert {p["clusterIdentifier"] for p in providers} == {
