@@ -13,7 +13,7 @@ export PULUMI_BACKEND_URL ?= file://$(STATE)
 export PULUMI_CONFIG_PASSPHRASE ?= knative-fleet-demo
 export PULUMI_SKIP_UPDATE_CHECK := true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
-PULUMI = PATH="$(BIN):$$PATH" pulumi
+PULUMI = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH" pulumi
 
 .PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy test unit lint bench
 

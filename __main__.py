@@ -1,21 +1,31 @@
 """knative-fleet: Knative Serving and Eventing on every spoke of a ClusterProfile fleet."""
 
+import json
+
 import pulumi
 
 from access import ProviderFileError
 from components.fleet import deploy
 from components.fleet_config import CONFIG_NAMESPACE, FleetConfigError, parse_fleet_config
 
-KEYS = ("hub", "providerFile", "releaseBase", "pluginTimeoutSeconds", "fleet")
+STRING_KEYS = ("providerFile", "releaseBase")
+STRUCTURED_KEYS = ("hub", "pluginTimeoutSeconds", "fleet")
 
 
 def raw_config() -> dict:
+    """Stack config as plain data; types are checked by the fleet config model."""
     cfg = pulumi.Config(CONFIG_NAMESPACE)
-    raw = {}
-    for key in KEYS:
-        value = cfg.get_object(key)
-        if value is not None:
-            raw[key] = value
+    raw: dict = {}
+    for key in STRING_KEYS + STRUCTURED_KEYS:
+        value = cfg.get(key)
+        if value is None:
+            continue
+        if key in STRUCTURED_KEYS:
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass  # left as text: validation reports the wrong type with its path
+        raw[key] = value
     return raw
 
 

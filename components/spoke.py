@@ -86,11 +86,29 @@ class Spoke(pulumi.ComponentResource):
         ]
         owner = anchor.metadata.uid.apply(
             lambda uid: manifests.owner_reference(plan.anchor["metadata"]["name"], uid))
-        for obj in plan.rendered.namespaced:
+        custom_kinds = _defined_kinds(plan.rendered.crds)
+        plain = [o for o in plan.rendered.namespaced if _kind_of(o) not in custom_kinds]
+        custom = [o for o in plan.rendered.namespaced if _kind_of(o) in custom_kinds]
+        deployments: list[pulumi.Resource] = []
+        for obj in plain:
             res = self._raw(
                 spoke,
-                manifests.with_owner(obj, owner),  # type: ignore[arg-type]
+                manifests.with_owner(obj, owner),
                 depends_on=[*ns_deps, anchor, *crds, *cluster_scoped],
             )
             if obj["kind"] == "Deployment":
-                self.deployments.append(res)
+                deployments.append(res)
+        # The release's own custom resources go through its admission webhooks, which
+        # answer only once their Deployments are Available (the operator retries instead).
+        for obj in custom:
+            self._raw(spoke, manifests.with_owner(obj, owner),
+                      depends_on=[*ns_deps, anchor, *crds, *deployments])
+        self.deployments.extend(deployments)
+
+
+def _kind_of(obj: dict) -> tuple[str, str]:
+    return obj["apiVersion"].rpartition("/")[0], obj["kind"]
+
+
+def _defined_kinds(crds: list[dict]) -> set[tuple[str, str]]:
+    return {(c["spec"]["group"], c["spec"]["names"]["kind"]) for c in crds}

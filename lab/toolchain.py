@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from lab.paths import REPO
@@ -21,7 +22,9 @@ def bin_dir(build: bool = True) -> Path:
 def tool_env(bin_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every lab and test command runs in: the toolchain first on PATH."""
     env = dict(os.environ)
-    env["PATH"] = f"{bin_path}{os.pathsep}{env.get('PATH', '')}"
+    # The venv's python first: the Python language host runs `python` from PATH.
+    venv_bin = Path(sys.executable).parent
+    env["PATH"] = os.pathsep.join([str(bin_path), str(venv_bin), env.get("PATH", "")])
     env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
     env["PULUMI_SKIP_UPDATE_CHECK"] = "true"
     env["KWOK_KUBECTL_BINARY"] = str(bin_path / "kubectl")

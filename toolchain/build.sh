@@ -106,6 +106,44 @@ build_plugins() {
   gobuild cluster-inventory kubeconfig-secretreader sigs.k8s.io/cluster-inventory-api/plugins/kubeconfig-secretreader/cmd/plugin
 }
 
+build_pulumi() {
+  gobuild pulumi-cli pulumi github.com/pulumi/pulumi/pkg/v3/cmd/pulumi \
+    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION"
+  gobuild pulumi-langhost pulumi-language-python \
+    github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python \
+    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_LANGHOST_SDK_VERSION"
+  if [ ! -x "$BIN/pulumi-language-python-exec" ]; then
+    local sdk
+    sdk="$(cd "$HERE/modules/pulumi-cli" && go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
+    install -m 755 "$sdk/python/cmd/pulumi-language-python-exec" "$BIN/"
+  fi
+  build_provider
+}
+
+# The provider's main package embeds schema-embed.json and terraform-mapping-embed.json,
+# which its module zip does not ship; its own generate.go makes them from the committed
+# schema.json and terraform-mapping.json. The module cache is read-only, so main.go is
+# built from a scratch copy of the wrapper module (outside the repo).
+build_provider() {
+  [ -x "$BIN/pulumi-resource-kubernetes" ] && return 0
+  local work="$OUT/provider-src" pdir start=$SECONDS
+  rm -rf "$work" && mkdir -p "$work/gen" "$work/cmd/pulumi-resource-kubernetes"
+  cp "$HERE/modules/pulumi-provider/go.mod" "$HERE/modules/pulumi-provider/go.sum" "$work/"
+  pdir="$(cd "$work" && go list -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)"
+  install -m 644 "$pdir/cmd/pulumi-resource-kubernetes/main.go" "$work/cmd/pulumi-resource-kubernetes/"
+  install -m 644 "$pdir"/cmd/pulumi-resource-kubernetes/{generate.go,schema.json,terraform-mapping.json} "$work/gen/"
+  log "generating the provider's embedded schema"
+  (cd "$work/gen" && VERSION="$PULUMI_KUBERNETES_VERSION" go run ./generate.go \
+    && mv schema-embed.json terraform-mapping-embed.json ../cmd/pulumi-resource-kubernetes/)
+  log "building pulumi-resource-kubernetes"
+  (cd "$work" && go build -trimpath -o "$BIN/pulumi-resource-kubernetes.tmp" \
+    -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$PULUMI_KUBERNETES_VERSION" \
+    ./cmd/pulumi-resource-kubernetes)
+  mv "$BIN/pulumi-resource-kubernetes.tmp" "$BIN/pulumi-resource-kubernetes"
+  rm -rf "$work"
+  log "built pulumi-resource-kubernetes in $((SECONDS - start))s"
+}
+
 case "${1:-}" in
   --print) echo "$BIN"; exit 0 ;;
   --wrappers) gen_wrappers; exit 0 ;;
@@ -120,7 +158,7 @@ build_plugins
 build_kwok
 build_etcd
 build_k8s
-if declare -F build_pulumi >/dev/null; then build_pulumi; fi
+build_pulumi
 touch "$OUT/.complete"
 log "toolchain ready in $((SECONDS - start))s: $BIN"
 echo "$BIN"

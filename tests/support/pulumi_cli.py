@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,8 @@ class Stack:
         state_dir.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ)
         self.env.update({
-            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent),
+                                     os.environ.get("PATH", "")]),
             "PULUMI_BACKEND_URL": f"file://{state_dir}",
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
             "PULUMI_SKIP_UPDATE_CHECK": "true",
