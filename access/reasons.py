@@ -20,6 +20,8 @@ class Reason(enum.StrEnum):
     REMOTE_CLIENT_CREATION_FAILED = "RemoteClientCreationFailed"
     # Not an operator reason: the release files for the entry could not be read.
     MANIFESTS_UNAVAILABLE = "ManifestsUnavailable"
+    # Not an operator reason: the entry's spec does not fit the release it names.
+    INVALID_SPEC = "InvalidSpec"
 
 
 REMEDIATION: dict[Reason, str] = {
@@ -56,6 +58,9 @@ REMEDIATION: dict[Reason, str] = {
     Reason.MANIFESTS_UNAVAILABLE: (
         "check knative-fleet:releaseBase and the entry's version: the release files must "
         "exist under <releaseBase>/knative/<component>/releases/download/knative-v<version>/"
+    ),
+    Reason.INVALID_SPEC: (
+        "fix the entry's serving/eventing section in the stack config as the message says"
     ),
 }
 

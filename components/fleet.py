@@ -35,6 +35,7 @@ from components.fleet_config import FleetConfig, FleetEntry
 from components.releases import ReleaseError
 from components.spoke import Spoke, cluster_identifier
 from components.spoke_reader import existing_namespaces
+from components.transforms import TransformError
 
 
 @dataclass
@@ -79,6 +80,8 @@ def resolve_entry(
         plans = planning.plan_spoke(entry, cfg.release_base, namespaces)
     except ReleaseError as exc:
         return _fail(entry, Reason.MANIFESTS_UNAVAILABLE, str(exc))
+    except TransformError as exc:
+        return _fail(entry, Reason.INVALID_SPEC, str(exc))
     return SpokeResult(entry, connection=conn, server_version=version, plans=plans)
 
 

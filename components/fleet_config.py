@@ -84,6 +84,7 @@ class ComponentSpec(Strict):
     namespace_configuration: NamespaceConfiguration = Field(
         default_factory=NamespaceConfiguration, alias="namespaceConfiguration")
     delete_crds_on_destroy: bool = Field(False, alias="deleteCrdsOnDestroy")
+    config: dict[str, dict[str, str]] = {}
 
     @field_validator("version")
     @classmethod

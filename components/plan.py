@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from components import manifests, releases
+from components import manifests, releases, transforms
 from components.fleet_config import ComponentSpec, FleetEntry, ServingSpec
 
 Component = Literal["serving", "eventing"]
@@ -59,6 +59,7 @@ def plan_component(
     namespace = NAMESPACE[component]
     rendered = manifests.render(docs, namespace=namespace, cr_name=CR_NAME[component],
                                 component=component, version=version)
+    transforms.merge_config(rendered, spec.config)
     ours = not namespace_exists or namespace_is_ours(existing_namespace_labels)
     return InstallPlan(
         component=component,

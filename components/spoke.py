@@ -63,7 +63,8 @@ class Spoke(pulumi.ComponentResource):
 
     def _raw(self, spoke: str, obj: dict, **kwargs: object) -> pulumi.CustomResource:
         return pulumi.CustomResource(
-            manifests.resource_type_token(obj), _name(spoke, obj), obj, self._opts(**kwargs))
+            manifests.resource_type_token(obj), _name(spoke, obj), _applied(obj),
+            self._opts(**kwargs))
 
     def _install(self, spoke: str, plan: InstallPlan) -> None:
         ns_deps: list[pulumi.Resource] = []
@@ -73,7 +74,7 @@ class Spoke(pulumi.ComponentResource):
                 ignore_changes=["metadata.labels", "metadata.annotations"]))
         anchor = k8s.core.v1.ConfigMap(
             _name(spoke, plan.anchor),
-            metadata=plan.anchor["metadata"],
+            metadata=_applied(plan.anchor)["metadata"],
             opts=self._opts(depends_on=ns_deps),
         )
         crds = [
@@ -104,6 +105,22 @@ class Spoke(pulumi.ComponentResource):
             self._raw(spoke, manifests.with_owner(obj, owner),
                       depends_on=[*ns_deps, anchor, *crds, *deployments])
         self.deployments.extend(deployments)
+
+
+# One field manager for every stack and every reinstall: CRDs kept by an earlier
+# destroy, or objects applied by another fleet stack, are adopted instead of
+# failing with server-side-apply conflicts; the install's own fields win, as the
+# operator's do.
+APPLY_ANNOTATIONS = {
+    "pulumi.com/patchFieldManager": "knative-fleet",
+    "pulumi.com/patchForce": "true",
+}
+
+
+def _applied(obj: dict) -> dict:
+    meta = dict(obj["metadata"])
+    meta["annotations"] = {**(meta.get("annotations") or {}), **APPLY_ANNOTATIONS}
+    return {**obj, "metadata": meta}
 
 
 def _kind_of(obj: dict) -> tuple[str, str]:

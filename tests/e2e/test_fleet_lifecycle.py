@@ -30,15 +30,15 @@ USER_NS = "knative-eventing"
 def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     stack = FleetStack(lab, f"t-life-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
     s1, s2 = (lab.spokes[0], lab.spokes[1])
-    # spoke-2 already has the Eventing namespace, with a user's object in it.
     core2 = client.CoreV1Api(s2.api())
-    core2.create_namespace({"metadata": {"name": USER_NS, "labels": {"team": "users"}}})
-    core2.create_namespaced_config_map(USER_NS, {"metadata": {"name": "users-own"},
-                                                 "data": {"keep": "me"}})
-    before = {s.name: snapshot(s.api()) for s in lab.spokes}
-    stack.init()
-    state = {"stack": stack, "before": before, "s1": s1, "s2": s2}
+    state = {"stack": stack, "s1": s1, "s2": s2}
     try:
+        # spoke-2 already has the Eventing namespace, with a user's object in it.
+        core2.create_namespace({"metadata": {"name": USER_NS, "labels": {"team": "users"}}})
+        core2.create_namespaced_config_map(USER_NS, {"metadata": {"name": "users-own"},
+                                                     "data": {"keep": "me"}})
+        state["before"] = {s.name: snapshot(s.api()) for s in lab.spokes}
+        stack.init()
         yield state
     finally:
         stack.destroy()

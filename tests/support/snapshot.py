@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from kubernetes import client
 
 # Objects the cluster itself churns: not something an install leaves behind.
@@ -10,8 +12,12 @@ IGNORED = {"events", "leases", "endpoints", "endpointslices", "componentstatuses
 
 
 def _get(api: client.ApiClient, path: str) -> dict:
-    return api.call_api(path, "GET", response_type="object", auth_settings=["BearerToken"],
-                        _return_http_data_only=True, _request_timeout=30)
+    method, url, headers, body, _ = api.param_serialize(
+        "GET", path, header_params={"Accept": "application/json"},
+        auth_settings=["BearerToken"])
+    resp = api.call_api(method, url, header_params=headers, body=body, _request_timeout=30)
+    resp.read()
+    return json.loads(resp.data)
 
 
 def _group_versions(api: client.ApiClient) -> list[str]:
@@ -36,3 +42,24 @@ def snapshot(api: client.ApiClient) -> set[tuple[str, str, str]]:
                 meta = item["metadata"]
                 seen.add((f"{group}/{res['kind']}", meta.get("namespace", ""), meta["name"]))
     return seen
+
+
+def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
+    """{identity: resourceVersion} of every object this product manages on the cluster:
+    equal maps before and after a run mean the run wrote nothing there."""
+    out: dict[tuple[str, str, str], str] = {}
+    selector = "app.kubernetes.io/managed-by=knative-fleet"
+    for gv in _group_versions(api):
+        base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
+        for res in _get(api, base).get("resources", []):
+            if "/" in res["name"] or "list" not in res.get("verbs", []):
+                continue
+            if res["name"] in IGNORED:
+                continue
+            group = gv.rpartition("/")[0] if "/" in gv else ""
+            items = _get(api, f"{base}/{res['name']}?labelSelector={selector}").get("items", [])
+            for item in items:
+                meta = item["metadata"]
+                key = (f"{group}/{res['kind']}", meta.get("namespace", ""), meta["name"])
+                out[key] = meta["resourceVersion"]
+    return out

@@ -17,6 +17,7 @@ def test_reason_values_are_the_operator_names() -> None:
         "AccessProviderFailed",
         "RemoteClientCreationFailed",
         "ManifestsUnavailable",
+        "InvalidSpec",
     ]
 
 
