@@ -82,7 +82,7 @@ class Spoke(pulumi.ComponentResource):
             for crd in plan.rendered.crds
         ]
         cluster_scoped = [
-            self._raw(spoke, obj, depends_on=crds)
+            self._raw(spoke, obj, depends_on=crds, ignore_changes=_server_owned(obj))
             for obj in [*plan.rendered.cluster_scoped, *plan.rendered.external]
         ]
         owner = anchor.metadata.uid.apply(
@@ -121,6 +121,14 @@ def _applied(obj: dict) -> dict:
     meta = dict(obj["metadata"])
     meta["annotations"] = {**(meta.get("annotations") or {}), **APPLY_ANNOTATIONS}
     return {**obj, "metadata": meta}
+
+
+def _server_owned(obj: dict) -> list[str]:
+    """Fields the cluster fills in: an aggregated ClusterRole's rules are written by the
+    aggregation controller, so diffing them would show a change on every preview."""
+    if obj["kind"] == "ClusterRole" and "aggregationRule" in obj:
+        return ["rules"]
+    return []
 
 
 def _kind_of(obj: dict) -> tuple[str, str]:
