@@ -119,9 +119,10 @@ def _delete_hub_secret(lab: Lab) -> Callable[[], None]:
 
 def _hub_ca() -> Callable[[dict], None]:
     def mutate(status: dict) -> None:
-        hub = yaml.safe_load(Path(LAB_HUB[0]).read_text())
-        _cluster(status)["certificate-authority-data"] = (
-            hub["clusters"][0]["cluster"]["certificate-authority-data"])
+        hub = yaml.safe_load(Path(LAB_HUB[0]).read_text())["clusters"][0]["cluster"]
+        ca = hub.get("certificate-authority-data") or base64.b64encode(
+            Path(hub["certificate-authority"]).read_bytes()).decode()
+        _cluster(status)["certificate-authority-data"] = ca  # the hub's CA, not the spoke's
     return mutate
 
 

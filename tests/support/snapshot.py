@@ -44,9 +44,23 @@ def snapshot(api: client.ApiClient) -> set[tuple[str, str, str]]:
     return seen
 
 
+def _content(item: dict) -> str:
+    """The object as written by its clients: status and its writers left out (controllers
+    such as the HPA's keep updating them), everything else, including the time of each
+    other writer's last apply, kept, so any write by a client shows."""
+    item = dict(item)
+    item.pop("status", None)
+    meta = dict(item["metadata"])
+    meta.pop("resourceVersion", None)
+    meta["managedFields"] = [f for f in meta.get("managedFields") or []
+                             if f.get("subresource") != "status"]
+    item["metadata"] = meta
+    return json.dumps(item, sort_keys=True)
+
+
 def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
-    """{identity: resourceVersion} of every object this product manages on the cluster:
-    equal maps before and after a run mean the run wrote nothing there."""
+    """{identity: content} of every object this product manages on the cluster: equal
+    maps before and after a run mean the run wrote nothing there."""
     out: dict[tuple[str, str, str], str] = {}
     selector = "app.kubernetes.io/managed-by=knative-fleet"
     for gv in _group_versions(api):
@@ -61,5 +75,5 @@ def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
             for item in items:
                 meta = item["metadata"]
                 key = (f"{group}/{res['kind']}", meta.get("namespace", ""), meta["name"])
-                out[key] = meta["resourceVersion"]
+                out[key] = _content(item)
     return out
