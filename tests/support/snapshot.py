@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from kubernetes import client
 
@@ -27,9 +28,8 @@ def _group_versions(api: client.ApiClient) -> list[str]:
     return versions
 
 
-def snapshot(api: client.ApiClient) -> set[tuple[str, str, str]]:
-    """{(group/Kind, namespace, name)} for every listable object on the cluster."""
-    seen: set[tuple[str, str, str]] = set()
+def _objects(api: client.ApiClient, query: str = "") -> Iterator[tuple[tuple[str, str, str], dict]]:
+    """((group/Kind, namespace, name), object) for every listable object on the cluster."""
     for gv in _group_versions(api):
         base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
         for res in _get(api, base).get("resources", []):
@@ -38,10 +38,14 @@ def snapshot(api: client.ApiClient) -> set[tuple[str, str, str]]:
             if res["name"] in IGNORED:
                 continue
             group = gv.rpartition("/")[0] if "/" in gv else ""
-            for item in _get(api, f"{base}/{res['name']}").get("items", []):
+            for item in _get(api, f"{base}/{res['name']}{query}").get("items", []):
                 meta = item["metadata"]
-                seen.add((f"{group}/{res['kind']}", meta.get("namespace", ""), meta["name"]))
-    return seen
+                yield (f"{group}/{res['kind']}", meta.get("namespace", ""), meta["name"]), item
+
+
+def snapshot(api: client.ApiClient) -> set[tuple[str, str, str]]:
+    """{(group/Kind, namespace, name)} for every listable object on the cluster."""
+    return {key for key, _ in _objects(api)}
 
 
 def _content(item: dict) -> str:
@@ -61,19 +65,5 @@ def _content(item: dict) -> str:
 def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
     """{identity: content} of every object this product manages on the cluster: equal
     maps before and after a run mean the run wrote nothing there."""
-    out: dict[tuple[str, str, str], str] = {}
     selector = "app.kubernetes.io/managed-by=knative-fleet"
-    for gv in _group_versions(api):
-        base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
-        for res in _get(api, base).get("resources", []):
-            if "/" in res["name"] or "list" not in res.get("verbs", []):
-                continue
-            if res["name"] in IGNORED:
-                continue
-            group = gv.rpartition("/")[0] if "/" in gv else ""
-            items = _get(api, f"{base}/{res['name']}?labelSelector={selector}").get("items", [])
-            for item in items:
-                meta = item["metadata"]
-                key = (f"{group}/{res['kind']}", meta.get("namespace", ""), meta["name"])
-                out[key] = _content(item)
-    return out
+    return {key: _content(item) for key, item in _objects(api, f"?labelSelector={selector}")}

@@ -5,16 +5,15 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
 
 from access import ProfileError, Reason, hub_api_client, read_cluster_profile
+from tests.support.http_server import serve as serve_handler
 
 BASE = "/apis/multicluster.x-k8s.io/v1alpha1/namespaces"
 PROFILE = {
@@ -79,18 +78,8 @@ class Hub(BaseHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
-def serve() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def serve() -> contextlib.AbstractContextManager[str]:
+    return serve_handler(Hub)
 
 
 def kubeconfig(tmp_path: Path, server: str, token: str = "hub-token") -> str:

@@ -6,9 +6,8 @@ import contextlib
 import json
 import stat
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from access import (
     hub_api_client,
     resolve_spoke,
 )
+from tests.support.http_server import serve as serve_handler
 
 V1 = "client.authentication.k8s.io/v1"
 PROFILES = "/apis/multicluster.x-k8s.io/v1alpha1/namespaces/fleet-system/clusterprofiles/"
@@ -105,18 +105,8 @@ class HubAndSpoke(BaseHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
-def serve() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), HubAndSpoke)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def serve() -> contextlib.AbstractContextManager[str]:
+    return serve_handler(HubAndSpoke)
 
 
 @pytest.fixture

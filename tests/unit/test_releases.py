@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from components import releases
 from components.releases import ReleaseError
+from tests.support.http_server import serve
 
 MIRROR = Path(__file__).resolve().parents[3] / "shared" / "knative-releases"
 BASE = MIRROR.as_uri()
@@ -268,15 +268,8 @@ def http_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
         def log_message(self, *args: object) -> None:
             pass
 
-    handler = functools.partial(Quiet, directory=str(tmp_path))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(functools.partial(Quiet, directory=str(tmp_path))) as url:
+        yield url
 
 
 def test_http_fetch_and_404(http_mirror: str) -> None:
