@@ -6,6 +6,7 @@ The tests share one stack and run in file order, like a user's day."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from kubernetes.client.rest import ApiException
 
 from tests.support.fleet import FleetStack, changed_spokes, deployments_available, entry
 from tests.support.lab import Lab
-from tests.support.snapshot import snapshot
+from tests.support.snapshot import kept_by_policy, snapshot
 
 pytestmark = pytest.mark.e2e
 ANCHORS = {
@@ -44,10 +45,24 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         stack.destroy()
         stack.remove()
         stack.cleanup()
+        delete_and_wait(core2, USER_NS)
+
+
+def delete_and_wait(core: client.CoreV1Api, name: str, timeout: float = 120) -> None:
+    """Deletes a namespace and waits until it is gone, so later tests start clean."""
+    try:
+        core.delete_namespace(name)
+    except ApiException:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         try:
-            core2.delete_namespace(USER_NS)
-        except ApiException:
-            pass
+            core.read_namespace(name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"namespace {name} still terminating after {timeout}s")
 
 
 def fleet_v1(ns_labels: dict | None = None) -> list[dict]:
@@ -138,7 +153,6 @@ def test_deleted_anchor_is_collected_then_restored_by_refresh(world: dict) -> No
     anchor, _ = ANCHORS["knative-serving"]
     core.delete_namespaced_config_map(anchor, "knative-serving",
                                       propagation_policy="Foreground")
-    import time
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and deployments_available(api, "knative-serving"):
         time.sleep(1)
@@ -182,7 +196,6 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
     with pytest.raises(ApiException) as err:
         core1.read_namespace("knative-eventing")
     assert err.value.status == 404
-    spoke2_before = snapshot(world["s2"].api())
     stack.configure([fleet[0]])
     res, steps = stack.preview_steps()
     assert set(changed_spokes(steps)) == {"spoke-2"}
@@ -190,8 +203,7 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
     res = stack.up()
     assert res.ok, res.out
     after = snapshot(world["s2"].api())
-    crds = {o for o in spoke2_before if o[0].endswith("/CustomResourceDefinition")}
-    assert after - world["before"]["spoke-2"] <= crds
+    assert after - world["before"]["spoke-2"] <= kept_by_policy(after)
     assert client.CoreV1Api(world["s2"].api()).read_namespaced_config_map(
         "users-own", USER_NS).data == {"keep": "me"}
     assert deployments_available(world["s1"].api(), "knative-serving")
@@ -203,8 +215,7 @@ def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
     assert res.ok, res.out
     for spoke in (world["s1"], world["s2"]):
         after = snapshot(spoke.api())
-        leaked = {o for o in after - world["before"][spoke.name]
-                  if not o[0].endswith("/CustomResourceDefinition")}
+        leaked = after - world["before"][spoke.name] - kept_by_policy(after)
         assert leaked == set(), (spoke.name, sorted(leaked)[:20])
         missing = world["before"][spoke.name] - after
         assert missing == set(), (spoke.name, sorted(missing)[:20])

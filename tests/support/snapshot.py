@@ -67,3 +67,13 @@ def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
     maps before and after a run mean the run wrote nothing there."""
     selector = "app.kubernetes.io/managed-by=knative-fleet"
     return {key: _content(item) for key, item in _objects(api, f"?labelSelector={selector}")}
+
+
+def kept_by_policy(objects: set[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+    """The CRDs among `objects` (kept on destroy by default) and the APIServices the
+    apiserver registers for their groups, which live exactly as long as the CRDs."""
+    crds = {o for o in objects if o[0] == "apiextensions.k8s.io/CustomResourceDefinition"}
+    groups = {name.split(".", 1)[1] for _, _, name in crds}
+    services = {o for o in objects if o[0] == "apiregistration.k8s.io/APIService"
+                and o[2].split(".", 1)[-1] in groups}
+    return crds | services
