@@ -148,13 +148,13 @@ def test_spoke_apiserver_killed_mid_up(lab: Lab, stack: FleetStack) -> None:
     try:
         wait_for_objects(spoke.api(), "knative-serving")
         os.kill(kwok.pids(spoke.name)["kube-apiserver"], signal.SIGKILL)
-        out, _ = proc.communicate(timeout=900)
-        assert proc.returncode != 0, out
+        time.sleep(3)
+        kwok.run("stop", "cluster", "--name", spoke.name)
+        kwok.run("start", "cluster", "--name", spoke.name, "--wait", "3m")
+        proc.communicate(timeout=900)  # it may finish or fail; the next up must converge
     finally:
         if proc.poll() is None:
             proc.kill()
-        kwok.run("stop", "cluster", "--name", spoke.name)
-        kwok.run("start", "cluster", "--name", spoke.name, "--wait", "3m")
     res = stack.up()
     assert res.ok, res.out
     found = urns(stack)
