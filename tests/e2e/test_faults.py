@@ -23,7 +23,7 @@ from lab.clusters import Kwok
 from lab.toolchain import tool_env
 from tests.support.fleet import FleetStack, changed_spokes, deployments_available, entry
 from tests.support.lab import Lab
-from tests.support.snapshot import snapshot
+from tests.support.snapshot import kept_by_policy, snapshot
 
 pytestmark = pytest.mark.e2e
 GROUP, VERSION, PLURAL, NS = "multicluster.x-k8s.io", "v1alpha1", "clusterprofiles", "fleet-system"
@@ -31,7 +31,13 @@ REPLACING = {"replace", "create-replacement", "delete-replaced"}
 
 
 @pytest.fixture(scope="module")
-def stack(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetStack]:
+def before(lab: Lab) -> dict[str, set[tuple[str, str, str]]]:
+    """What each spoke holds before the fleet touches it."""
+    return {spoke.name: snapshot(spoke.api()) for spoke in lab.spokes}
+
+
+@pytest.fixture(scope="module")
+def stack(lab: Lab, before: dict, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetStack]:
     st = FleetStack(lab, f"t-fault-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
     st.init()
     try:
@@ -187,11 +193,11 @@ def test_up_interrupted_by_sigint(lab: Lab, stack: FleetStack) -> None:
     assert_converged(stack)
 
 
-def test_destroy_after_faults_leaves_no_orphans(lab: Lab, stack: FleetStack) -> None:
+def test_destroy_after_faults_leaves_no_orphans(
+        lab: Lab, stack: FleetStack, before: dict) -> None:
     res = stack.destroy()
     assert res.ok, res.out
     for spoke in lab.spokes:
-        left = {o for o in snapshot(spoke.api())
-                if o[1] in ("knative-serving", "knative-eventing")
-                or (o[0].startswith("rbac") and "knative" in o[2])}
-        assert left == set(), sorted(left)[:10]
+        after = snapshot(spoke.api())
+        leaked = after - before[spoke.name] - kept_by_policy(after)
+        assert leaked == set(), (spoke.name, sorted(leaked)[:10])
