@@ -12,23 +12,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
 
+from components.config_base import Strict
+
 CONFIG_NAMESPACE = "knative-fleet"
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
-
-
-class Strict(BaseModel):
-    """Unknown keys are typos until proven otherwise: refuse them."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class HubConfig(Strict):
