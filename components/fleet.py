@@ -34,7 +34,7 @@ from components import plan as planning
 from components.fleet_config import FleetConfig, FleetEntry
 from components.releases import ReleaseError
 from components.spoke import Spoke, cluster_identifier
-from components.spoke_reader import existing_namespaces
+from components.spoke_reader import read_spoke_facts
 from components.transforms import TransformError
 
 
@@ -71,13 +71,14 @@ def resolve_entry(
         token = run_exec_plugin(conn, timeout=cfg.plugin_timeout_seconds)
         version = probe_spoke(conn, token)
         names = [planning.NAMESPACE[c] for c in ("serving", "eventing")]
-        namespaces = existing_namespaces(conn, token, names)
+        facts = read_spoke_facts(conn, token, names)
     except ProfileError as exc:
         return _fail(entry, exc.reason, exc.message)
     except Exception as exc:  # noqa: BLE001 - any other read failure of the spoke
         return _fail(entry, Reason.REMOTE_CLIENT_CREATION_FAILED, f"{type(exc).__name__}: {exc}")
     try:
-        plans = planning.plan_spoke(entry, cfg.release_base, namespaces)
+        plans = planning.plan_spoke(entry, cfg.release_base, facts.namespaces,
+                                     facts.installed)
     except ReleaseError as exc:
         return _fail(entry, Reason.MANIFESTS_UNAVAILABLE, str(exc))
     except TransformError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     Field,
@@ -19,6 +19,15 @@ from pydantic import (
 )
 
 from components.config_base import Strict
+from components.eventing_options import EventingOptions
+from components.ingress import ControllerCustomCerts, Ingress
+from components.registry import Registry
+from components.workload_overrides import (
+    HighAvailability,
+    PodDisruptionBudgetOverride,
+    ServiceOverride,
+    WorkloadOverride,
+)
 
 CONFIG_NAMESPACE = "knative-fleet"
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -40,37 +49,25 @@ class NamespaceConfiguration(Strict):
     annotations: dict[str, str] = {}
 
 
-class KourierOptions(Strict):
-    enabled: bool = True
-    service_type: Literal["LoadBalancer", "NodePort", "ClusterIP"] | None = Field(
-        None, alias="service-type")
+class ManifestUrl(Strict):
+    """The operator's `{URL: ...}` manifest entry."""
+
+    url: Annotated[str, Field(min_length=1, alias="URL")]
 
 
-class Ingress(Strict):
-    """Exactly one ingress; Kourier when none is named."""
+def _manifest_location(value: str | ManifestUrl) -> str:
+    """A release file as a URL: http(s):// and file:// as given, anything else a path
+    relative to the Pulumi project. `${VERSION}` is substituted at plan time."""
+    text = value.url if isinstance(value, ManifestUrl) else value
+    if "://" in text:
+        if not text.startswith(("https://", "http://", "file://")):
+            raise ValueError(f"manifest {text!r}: use an https://, http:// or file:// URL, "
+                             "or a file path")
+        return text
+    return "file://" + str(Path(text).resolve())
 
-    kourier: KourierOptions | None = None
-    istio: dict[str, Any] | None = None
-    gateway_api: dict[str, Any] | None = Field(None, alias="gateway-api")
-    contour: dict[str, Any] | None = None
 
-    @model_validator(mode="after")
-    def one_ingress(self) -> Ingress:
-        chosen = [n for n in ("kourier", "istio", "gateway_api", "contour")
-                  if getattr(self, n) is not None]
-        if len(chosen) > 1:
-            raise ValueError(f"choose exactly one ingress, got {', '.join(chosen)}")
-        if not chosen:
-            self.kourier = KourierOptions()
-        return self
-
-    @property
-    def name(self) -> str:
-        for field, name in (("kourier", "kourier"), ("istio", "istio"),
-                            ("gateway_api", "gateway-api"), ("contour", "contour")):
-            if getattr(self, field) is not None:
-                return name
-        return "kourier"
+ManifestSource = Annotated[str | ManifestUrl, Field(union_mode="left_to_right")]
 
 
 class ComponentSpec(Strict):
@@ -78,7 +75,18 @@ class ComponentSpec(Strict):
     namespace_configuration: NamespaceConfiguration = Field(
         default_factory=NamespaceConfiguration, alias="namespaceConfiguration")
     delete_crds_on_destroy: bool = Field(False, alias="deleteCrdsOnDestroy")
+    allow_minor_skip: bool = Field(False, alias="allowMinorSkip")
     config: dict[str, dict[str, str]] = {}
+    # Overwrite mode: exactly these files (ingress and sources included) instead of the
+    # release's. Append mode: these after the release; same identity replaces.
+    manifests: list[ManifestSource] | None = None
+    additional_manifests: list[ManifestSource] = Field([], alias="additionalManifests")
+    registry: Registry | None = None
+    high_availability: HighAvailability | None = Field(None, alias="high-availability")
+    workloads: list[WorkloadOverride] = []
+    services: list[ServiceOverride] = []
+    pod_disruption_budgets: list[PodDisruptionBudgetOverride] = Field(
+        [], alias="podDisruptionBudgets")
 
     @field_validator("version")
     @classmethod
@@ -87,12 +95,29 @@ class ComponentSpec(Strict):
             raise ValueError(f'version must look like "1.23" or "1.23.0", got {value!r}')
         return value
 
+    @field_validator("manifests", "additional_manifests")
+    @classmethod
+    def manifest_locations(cls, value: list | None) -> list[str] | None:
+        if value is None:
+            return None
+        return [_manifest_location(v) for v in value]
+
+    @field_validator("manifests")
+    @classmethod
+    def manifests_not_empty(cls, value: list | None) -> list | None:
+        if value is not None and not value:
+            raise ValueError("manifests must name at least one file; leave it out to "
+                             "install the release files")
+        return value
+
 
 class ServingSpec(ComponentSpec):
     ingress: Ingress = Field(default_factory=Ingress)
+    controller_custom_certs: ControllerCustomCerts | None = Field(
+        None, alias="controller-custom-certs")
 
 
-class EventingSpec(ComponentSpec):
+class EventingSpec(ComponentSpec, EventingOptions):
     pass
 
 

@@ -349,3 +349,25 @@ def render(
         else:
             rendered.namespaced.append(obj)
     return rendered
+
+
+def add_companion(base: Rendered, extra: Rendered) -> Rendered:
+    """`base` plus the objects of a companion release (an Eventing source) that `base`
+    does not already have. Sources ship their own copies of shared objects such as
+    `config-logging`; moved into the install namespace they would collide with the
+    core's, which the core's controllers own, so the core's copy wins."""
+    have = {_dedupe_key(o) for o in [*base.crds, *base.cluster_scoped, *base.namespaced,
+                                     *base.external]}
+
+    def new(objs: list[dict]) -> list[dict]:
+        return [o for o in objs if _dedupe_key(o) not in have]
+
+    return Rendered(
+        crds=[*base.crds, *new(extra.crds)],
+        cluster_scoped=[*base.cluster_scoped, *new(extra.cluster_scoped)],
+        namespaced=[*base.namespaced, *new(extra.namespaced)],
+        namespaces_dropped=[*base.namespaces_dropped,
+                            *(n for n in extra.namespaces_dropped
+                              if n not in base.namespaces_dropped)],
+        external=[*base.external, *new(extra.external)],
+    )

@@ -1,17 +1,23 @@
 """Reads the few live facts a plan needs from a spoke (which install namespaces
-exist, and whether this product created them), with the credential the access
-provider just issued. The token lives only in memory."""
+exist, whether this product created them, and which Knative version it runs there),
+with the credential the access provider just issued. The token lives only in memory."""
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 import tempfile
+from dataclasses import dataclass
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from access import SpokeConnection
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "knative-fleet"
+VERSION_LABEL = "app.kubernetes.io/version"
 
 
 def _api(conn: SpokeConnection, token: str, ca_path: str | None) -> client.ApiClient:
@@ -28,18 +34,37 @@ def _api(conn: SpokeConnection, token: str, ca_path: str | None) -> client.ApiCl
     return client.ApiClient(cfg)
 
 
-def existing_namespaces(
-    conn: SpokeConnection, token: str, names: list[str]
-) -> dict[str, dict[str, str] | None]:
-    """Maps each of `names` that exists on the spoke to its labels."""
+@dataclass
+class SpokeFacts:
+    namespaces: dict[str, dict[str, str]]  # existing install namespace -> its labels
+    installed: dict[str, str]  # install namespace -> Knative version this product runs there
+
+
+def installed_version(apps: client.AppsV1Api, namespace: str) -> str | None:
+    """The release version of this product's Deployments in `namespace` (the oldest,
+    if an upgrade was interrupted half way), or None when it installed nothing there."""
+    selector = f"{MANAGED_BY}={MANAGED_BY_VALUE}"
+    items = apps.list_namespaced_deployment(namespace, label_selector=selector,
+                                            _request_timeout=10).items
+    versions = {(d.metadata.labels or {}).get(VERSION_LABEL) for d in items}
+    versions.discard(None)
+    parsed = [v for v in versions if v and re.fullmatch(r"v?\d+\.\d+\.\d+", v)]
+    if not parsed:
+        return None
+    return min(parsed, key=lambda v: tuple(int(p) for p in v.lstrip("v").split("."))).lstrip("v")
+
+
+def read_spoke_facts(conn: SpokeConnection, token: str, names: list[str]) -> SpokeFacts:
+    """Which of the install namespaces `names` exist, and what runs in them."""
     ca_path = None
     try:
         if conn.certificate_authority_data:
             fd, ca_path = tempfile.mkstemp(suffix=".crt")
             with os.fdopen(fd, "wb") as fh:
                 fh.write(base64.b64decode(conn.certificate_authority_data))
-        core = client.CoreV1Api(_api(conn, token, ca_path))
-        found: dict[str, dict[str, str] | None] = {}
+        api = _api(conn, token, ca_path)
+        core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+        facts = SpokeFacts(namespaces={}, installed={})
         for name in names:
             try:
                 ns = core.read_namespace(name, _request_timeout=10)
@@ -47,8 +72,11 @@ def existing_namespaces(
                 if exc.status == 404:
                     continue
                 raise
-            found[name] = dict(ns.metadata.labels or {})
-        return found
+            facts.namespaces[name] = dict(ns.metadata.labels or {})
+            version = installed_version(apps, name)
+            if version:
+                facts.installed[name] = version
+        return facts
     finally:
         if ca_path:
             os.unlink(ca_path)

@@ -56,6 +56,23 @@ FLEET_CASES = [
     ("fleet not a list", {"fleet": {"spoke-1": GOOD_ENTRY}}, "knative-fleet:fleet"),
     ("kourier service type unknown", fleet(with_entry(
         serving={"ingress": {"kourier": {"service-type": "Magic"}}})), "service-type"),
+    ("PDB with both budgets", fleet(with_entry(serving={"podDisruptionBudgets": [
+        {"name": "activator-pdb", "minAvailable": 1, "maxUnavailable": 1}]})),
+     "podDisruptionBudgets[0]"),
+    ("registry default without ${NAME}", fleet(with_entry(
+        serving={"registry": {"default": "example.com/knative:v1"}})), "registry.default"),
+    ("negative HA replicas", fleet(with_entry(
+        serving={"high-availability": {"replicas": -1}})), "high-availability.replicas"),
+    ("workload without a name", fleet(with_entry(serving={"workloads": [{"replicas": 1}]})),
+     "workloads[0].name"),
+    ("unknown sink binding mode", fleet(with_entry(
+        eventing={"sinkBindingSelectionMode": "some"})), "sinkBindingSelectionMode"),
+    ("unknown eventing source", fleet(with_entry(eventing={"source": {"nats": {}}})), "nats"),
+    ("custom certs of an unknown type", fleet(with_entry(
+        serving={"controller-custom-certs": {"type": "Volume", "name": "x"}})),
+     "controller-custom-certs.type"),
+    ("empty manifests list", fleet(with_entry(serving={"manifests": []})), "serving.manifests"),
+    ("serving-only key on eventing", fleet(with_entry(eventing={"ingress": {}})), "ingress"),
 ]
 
 

@@ -1,0 +1,217 @@
+"""The operator's `spec.registry` (operator parity): image overrides and pull secrets for
+air-gapped or mirrored fleets, as a validated model and a pure transform over the
+rendered release objects.
+
+Lookup order per image, as the operator's `registryImageTransformer` does it:
+`override["<workload>/<container>"]`, then `override["<container>"]`, then `default`
+with `${NAME}` replaced by the container name. Caching `Image` objects use their own
+name (`override["queue-proxy"]`); env vars use their own name (`override["APISERVER_RA_IMAGE"]`)
+and never the default, since most env vars are not images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from components.config_base import Strict
+from components.manifests import Rendered
+from components.transforms import TransformError
+
+NAME_VARIABLE = "${NAME}"
+CACHING_IMAGE_API_VERSION = "caching.internal.knative.dev/v1alpha1"
+QUEUE_PROXY = "queue-proxy"
+CONFIG_DEPLOYMENT = "config-deployment"
+QUEUE_SIDECAR_IMAGE_KEY = "queue-sidecar-image"
+
+# Where each workload kind keeps its pod spec.
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+class LocalObjectReference(Strict):
+    """A Secret in the install namespace, as a pod's `imagePullSecrets` entry names it."""
+
+    name: str = Field(min_length=1)
+
+
+class Registry(Strict):
+    """`registry`: where the release's images come from, and how to pull them."""
+
+    default: str | None = None
+    override: dict[str, str] = {}
+    image_pull_secrets: list[LocalObjectReference] = Field([], alias="imagePullSecrets")
+
+    @field_validator("default")
+    @classmethod
+    def default_is_a_template(cls, value: str | None) -> str | None:
+        # Without ${NAME} every container would get the same image.
+        if value is not None and NAME_VARIABLE not in value:
+            raise ValueError(
+                f"default must contain {NAME_VARIABLE} (replaced by each container's name), "
+                f"e.g. 'registry.example.com/knative/{NAME_VARIABLE}:v1.23.0'; got {value!r}")
+        return value
+
+    @field_validator("override")
+    @classmethod
+    def override_entries(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, image in value.items():
+            parts = key.split("/")
+            if not key or len(parts) > 2 or not all(parts):
+                raise ValueError(
+                    f"override key {key!r} must be '<container>', '<image>', '<ENV_VAR>' "
+                    f"or '<workload>/<container>'")
+            if not image.strip():
+                raise ValueError(f"override {key!r} has an empty image")
+        return value
+
+
+def dig(obj: Any, path: tuple[str, ...]) -> Any:
+    """obj[path[0]][path[1]]..., or None where a step is missing."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def all_objects(rendered: Rendered) -> Iterator[dict]:
+    """Every object a transform may touch (namespaced first, then pinned ones)."""
+    yield from rendered.namespaced
+    yield from rendered.external
+
+
+def pod_spec(obj: Mapping) -> dict | None:
+    """The pod spec of a workload object, or None for other kinds."""
+    path = POD_SPEC_PATHS.get(obj.get("kind", ""))
+    spec = dig(obj, path) if path else None
+    return spec if isinstance(spec, dict) else None
+
+
+def workload_matches(key: str, name: str, kind: str) -> bool:
+    """Whether a user-given workload name means this object: the exact name, or for
+    Jobs the release's generateName (ending in '-'), which render turned into a prefix."""
+    if key == name:
+        return True
+    return kind == "Job" and key.endswith("-") and name.startswith(key)
+
+
+class _Lookup:
+    """The operator's override/default resolution, remembering which keys were used."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.used: set[str] = set()
+        # "<workload>/<container>" keys, split once.
+        self.scoped = {k: tuple(k.split("/", 1)) for k in registry.override if "/" in k}
+
+    def for_container(self, container: str, workload: str, kind: str) -> str | None:
+        for key, (parent, name) in self.scoped.items():
+            if name == container and workload_matches(parent, workload, kind):
+                self.used.add(key)
+                return self.registry.override[key]
+        return self.for_name(container, use_default=True)
+
+    def for_name(self, name: str, *, use_default: bool) -> str | None:
+        if name in self.registry.override:
+            self.used.add(name)
+            return self.registry.override[name]
+        if use_default and self.registry.default:
+            return self.registry.default.replace(NAME_VARIABLE, name)
+        return None
+
+
+def _add_pull_secrets(secrets: list | None, wanted: list[dict]) -> list:
+    """secrets plus each wanted one not already named (the operator appends blindly;
+    duplicates would only churn diffs)."""
+    out = list(secrets or [])
+    have = {s.get("name") for s in out if isinstance(s, dict)}
+    out.extend(s for s in wanted if s["name"] not in have)
+    return out
+
+
+def all_containers(spec: Mapping) -> list[dict]:
+    """Init containers and containers of a pod spec."""
+    return [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+
+
+def _rewrite_pod_spec(spec: dict, workload: str, kind: str, lookup: _Lookup,
+                      secrets: list[dict]) -> None:
+    for container in all_containers(spec):
+        image = lookup.for_container(container["name"], workload, kind)
+        if image:
+            container["image"] = image
+        for env in container.get("env") or []:
+            image = lookup.for_name(env["name"], use_default=False)
+            if image:
+                # A value and a valueFrom together are invalid; the override is the value.
+                env.pop("valueFrom", None)
+                env["value"] = image
+    if secrets:
+        spec["imagePullSecrets"] = _add_pull_secrets(spec.get("imagePullSecrets"), secrets)
+
+
+def _known_keys(rendered: Rendered) -> list[str]:
+    """Override keys this release would accept, for the error message."""
+    containers: set[str] = set()
+    images: set[str] = set()
+    envs: set[str] = set()
+    for obj in all_objects(rendered):
+        spec = pod_spec(obj)
+        if spec is not None:
+            for c in all_containers(spec):
+                containers.add(c["name"])
+                containers.add(f"{obj['metadata']['name']}/{c['name']}")
+                envs.update(e["name"] for e in c.get("env") or []
+                            if e["name"].endswith("_IMAGE"))
+        elif obj.get("kind") == "Image" and obj.get("apiVersion") == CACHING_IMAGE_API_VERSION:
+            images.add(obj["metadata"]["name"])
+    return sorted(containers | images | envs)
+
+
+def apply_registry(rendered: Rendered, registry: Registry | None) -> Rendered:
+    """Rewrites images of every workload container and init container (Deployments,
+    StatefulSets, DaemonSets, Jobs, CronJobs), of caching `Image` objects, of env vars the
+    override names, and Serving's `config-deployment` `queue-sidecar-image` (the image
+    Knative injects as the queue-proxy sidecar, which the operator only sets on the
+    caching Image; see knative/operator#2313); adds `imagePullSecrets` to every pod spec
+    and caching Image. Apply before `merge_config`, so that an explicit
+    `config.deployment.queue-sidecar-image` wins. An override key that names nothing in
+    the release is an error (a typo would otherwise pull from the public registry)."""
+    if registry is None:
+        return rendered
+    lookup = _Lookup(registry)
+    secrets = [s.model_dump() for s in registry.image_pull_secrets]
+    for obj in all_objects(rendered):
+        kind = obj.get("kind", "")
+        spec = pod_spec(obj)
+        if spec is not None:
+            _rewrite_pod_spec(spec, obj["metadata"]["name"], kind, lookup, secrets)
+        elif kind == "Image" and obj.get("apiVersion") == CACHING_IMAGE_API_VERSION:
+            image_spec = obj.setdefault("spec", {})
+            image = lookup.for_name(obj["metadata"]["name"], use_default=True)
+            if image:
+                image_spec["image"] = image
+            if secrets:
+                image_spec["imagePullSecrets"] = _add_pull_secrets(
+                    image_spec.get("imagePullSecrets"), secrets)
+        elif kind == "ConfigMap" and obj["metadata"]["name"] == CONFIG_DEPLOYMENT:
+            data = obj.get("data") or {}
+            if QUEUE_SIDECAR_IMAGE_KEY in data:
+                image = lookup.for_name(QUEUE_PROXY, use_default=True)
+                if image:
+                    data[QUEUE_SIDECAR_IMAGE_KEY] = image
+    unused = sorted(set(registry.override) - lookup.used)
+    if unused:
+        raise TransformError(
+            f"registry.override names {', '.join(map(repr, unused))}, which this release "
+            f"does not have (keys are container names, '<workload>/<container>', caching "
+            f"Image names or env var names); known: {', '.join(_known_keys(rendered))}")
+    return rendered

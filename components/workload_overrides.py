@@ -1,0 +1,514 @@
+"""The operator's `high-availability`, `workloads`, `services` and `podDisruptionBudgets`
+(operator parity, KnativeServing/KnativeEventing v1beta1 spellings), as validated models
+and pure transforms over the rendered release objects.
+
+Each transform mutates `rendered` in place and returns it. Unlike the operator, which
+skips what it cannot match, a name the release does not have is a `TransformError` that
+lists the known names: a typo must not silently leave a spoke unconfigured.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import Field, StrictInt, field_validator, model_validator
+
+from components.config_base import Strict
+from components.manifests import CR_NAME_LABEL, MANAGED_BY_LABEL, Rendered
+from components.registry import all_objects, pod_spec, workload_matches
+from components.transforms import TransformError
+
+# The operator's haUnSupported: the controller scales it (0 or 1) itself.
+HA_UNSUPPORTED = frozenset({"pingsource-mt-adapter"})
+# The operator's hasHorizontalPodOrCustomAutoscaler: workloads an autoscaler scales.
+# Release HPAs are found by their scaleTargetRef as well; these are the names the
+# operator hard-codes (the kafka dispatchers are scaled by a custom autoscaler, no HPA).
+OPERATOR_HPA_WORKLOADS = frozenset({
+    "webhook", "activator", "3scale-kourier-gateway", "eventing-webhook",
+    "mt-broker-ingress", "mt-broker-filter",
+})
+CUSTOM_AUTOSCALED = frozenset({
+    "kafka-broker-dispatcher", "kafka-source-dispatcher", "kafka-channel-dispatcher",
+})
+OVERRIDABLE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
+REPLICATED_KINDS = frozenset({"Deployment", "StatefulSet"})
+# Labels render sets for ownership and discovery; an override must not move them.
+RESERVED_LABELS = frozenset({MANAGED_BY_LABEL, CR_NAME_LABEL})
+
+_QUANTITY = re.compile(
+    r"^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
+_PERCENT = re.compile(r"^(\d{1,3})%$")
+
+
+# ---------------------------------------------------------------------------- models
+
+
+class HighAvailability(Strict):
+    """`high-availability`: replicas of every control-plane Deployment not scaled by an
+    autoscaler, and the floor of the release HPAs."""
+
+    replicas: StrictInt = Field(ge=0)
+
+
+class ResourceOverride(Strict):
+    """`workloads[].resources[]`: requests/limits merged key by key into one container."""
+
+    container: str = Field(min_length=1)
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
+
+    @field_validator("requests", "limits", mode="before")
+    @classmethod
+    def quantities(cls, value: Any) -> Any:
+        # Quantities may be written as YAML numbers (cpu: 1); Kubernetes wants strings.
+        if isinstance(value, Mapping):
+            value = {k: str(v) if isinstance(v, int | float) and not isinstance(v, bool)
+                     else v for k, v in value.items()}
+            for key, quantity in value.items():
+                if isinstance(quantity, str) and not _QUANTITY.match(quantity):
+                    raise ValueError(
+                        f"{key}: {quantity!r} is not a Kubernetes quantity "
+                        f"(e.g. 100m, 0.5, 128Mi, 1Gi)")
+        return value
+
+
+class EnvVar(Strict):
+    """One env var, as in a container spec (`value` or `valueFrom`)."""
+
+    name: str = Field(min_length=1)
+    value: str | None = None
+    value_from: dict[str, Any] | None = Field(None, alias="valueFrom")
+
+    @model_validator(mode="after")
+    def value_xor_value_from(self) -> EnvVar:
+        if self.value is not None and self.value_from is not None:
+            raise ValueError(f"env var {self.name!r}: give value or valueFrom, not both")
+        return self
+
+
+class EnvOverride(Strict):
+    """`workloads[].env[]`: env vars replaced by name, or added, in one container."""
+
+    container: str = Field(min_length=1)
+    env_vars: list[EnvVar] = Field(alias="envVars", min_length=1)
+
+
+class ProbeOverride(Strict):
+    """`workloads[].readinessProbes[]` / `livenessProbes[]`: timing fields merged into
+    the container's probe; no field at all removes the probe (operator behaviour)."""
+
+    container: str = Field(min_length=1)
+    initial_delay_seconds: int | None = Field(None, alias="initialDelaySeconds", ge=0)
+    timeout_seconds: int | None = Field(None, alias="timeoutSeconds", ge=1)
+    period_seconds: int | None = Field(None, alias="periodSeconds", ge=1)
+    success_threshold: int | None = Field(None, alias="successThreshold", ge=1)
+    failure_threshold: int | None = Field(None, alias="failureThreshold", ge=1)
+    termination_grace_period_seconds: int | None = Field(
+        None, alias="terminationGracePeriodSeconds", ge=1)
+
+    def fields(self) -> dict[str, int]:
+        """The probe fields the user set, in Kubernetes spelling."""
+        return self.model_dump(by_alias=True, exclude_none=True, exclude={"container"})
+
+
+class Toleration(Strict):
+    """A pod toleration, Kubernetes spelling."""
+
+    key: str | None = None
+    operator: Literal["Exists", "Equal"] | None = None
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    toleration_seconds: int | None = Field(None, alias="tolerationSeconds")
+
+    @model_validator(mode="after")
+    def key_or_exists(self) -> Toleration:
+        # Kubernetes: an empty key matches every taint only with operator Exists.
+        if not self.key and self.operator != "Exists":
+            raise ValueError("a toleration without key needs operator: Exists")
+        if self.operator == "Exists" and self.value:
+            raise ValueError("a toleration with operator Exists takes no value")
+        return self
+
+
+class Affinity(Strict):
+    """A pod affinity; the three parts are passed to Kubernetes as written."""
+
+    node_affinity: dict[str, Any] | None = Field(None, alias="nodeAffinity")
+    pod_affinity: dict[str, Any] | None = Field(None, alias="podAffinity")
+    pod_anti_affinity: dict[str, Any] | None = Field(None, alias="podAntiAffinity")
+
+
+class TopologySpreadConstraint(Strict):
+    """A pod topology spread constraint, Kubernetes spelling."""
+
+    max_skew: int = Field(alias="maxSkew", ge=1)
+    topology_key: str = Field(alias="topologyKey", min_length=1)
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(
+        alias="whenUnsatisfiable")
+    label_selector: dict[str, Any] | None = Field(None, alias="labelSelector")
+    min_domains: int | None = Field(None, alias="minDomains", ge=1)
+    node_affinity_policy: Literal["Honor", "Ignore"] | None = Field(
+        None, alias="nodeAffinityPolicy")
+    node_taints_policy: Literal["Honor", "Ignore"] | None = Field(
+        None, alias="nodeTaintsPolicy")
+    match_label_keys: list[str] | None = Field(None, alias="matchLabelKeys")
+
+
+class WorkloadOverride(Strict):
+    """`workloads[]`: one Deployment, StatefulSet, DaemonSet or Job of the release, by
+    name (a Job also by its release generateName, e.g. `storage-version-migration-serving-`)."""
+
+    name: str = Field(min_length=1)
+    replicas: StrictInt | None = Field(None, ge=0)
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    resources: list[ResourceOverride] = []
+    env: list[EnvOverride] = []
+    node_selector: dict[str, str] = Field({}, alias="nodeSelector")
+    tolerations: list[Toleration] = []
+    affinity: Affinity | None = None
+    topology_spread_constraints: list[TopologySpreadConstraint] = Field(
+        [], alias="topologySpreadConstraints")
+    readiness_probes: list[ProbeOverride] = Field([], alias="readinessProbes")
+    liveness_probes: list[ProbeOverride] = Field([], alias="livenessProbes")
+    host_network: bool | None = Field(None, alias="hostNetwork")
+
+    @field_validator("labels")
+    @classmethod
+    def no_reserved_labels(cls, value: dict[str, str]) -> dict[str, str]:
+        return _no_reserved_labels(value)
+
+
+class ServiceOverride(Strict):
+    """`services[]`: labels, annotations and selector merged into one release Service."""
+
+    name: str = Field(min_length=1)
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    selector: dict[str, str] = {}
+
+    @field_validator("labels")
+    @classmethod
+    def no_reserved_labels(cls, value: dict[str, str]) -> dict[str, str]:
+        return _no_reserved_labels(value)
+
+
+# StrictInt: YAML `true` or `1.5` is a mistake, not 1.
+IntOrPercent = StrictInt | str
+
+
+class PodDisruptionBudgetOverride(Strict):
+    """`podDisruptionBudgets[]`: minAvailable or maxUnavailable of one release PDB."""
+
+    name: str = Field(min_length=1)
+    min_available: IntOrPercent | None = Field(None, alias="minAvailable")
+    max_unavailable: IntOrPercent | None = Field(None, alias="maxUnavailable")
+
+    @field_validator("min_available", "max_unavailable")
+    @classmethod
+    def int_or_percent(cls, value: IntOrPercent | None) -> IntOrPercent | None:
+        if isinstance(value, int) and value < 0:
+            raise ValueError(f"must be >= 0, got {value}")
+        if isinstance(value, str):
+            match = _PERCENT.match(value)
+            if not match or int(match.group(1)) > 100:
+                raise ValueError(f"must be an integer or a percentage like '80%', got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def exactly_one(self) -> PodDisruptionBudgetOverride:
+        # A PodDisruptionBudget takes one of the two; Kubernetes rejects both.
+        if (self.min_available is None) == (self.max_unavailable is None):
+            raise ValueError(
+                f"podDisruptionBudget {self.name!r}: give exactly one of minAvailable and "
+                f"maxUnavailable")
+        return self
+
+
+def _no_reserved_labels(value: dict[str, str]) -> dict[str, str]:
+    reserved = sorted(RESERVED_LABELS & set(value))
+    if reserved:
+        raise ValueError(f"labels {', '.join(reserved)} are set by knative-fleet and "
+                         f"cannot be overridden")
+    return value
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _unknown(what: str, name: str, known: Iterable[str], hint: str = "") -> TransformError:
+    return TransformError(
+        f"{what} names {name!r}, which this release does not have{hint}; "
+        f"known: {', '.join(sorted(set(known))) or '(none)'}")
+
+
+def _of_kind(rendered: Rendered, *kinds: str) -> list[dict]:
+    return [o for o in all_objects(rendered) if o.get("kind") in kinds]
+
+
+def _hpa_by_target(rendered: Rendered) -> dict[str, list[dict]]:
+    """Release HPAs by the name of the Deployment/StatefulSet they scale."""
+    out: dict[str, list[dict]] = {}
+    for hpa in _of_kind(rendered, "HorizontalPodAutoscaler"):
+        target = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        if target.get("kind") in REPLICATED_KINDS and target.get("name"):
+            out.setdefault(target["name"], []).append(hpa)
+    return out
+
+
+def _raise_hpa_floor(hpa: dict, replicas: int) -> None:
+    """The operator's HA hpaTransform: minReplicas up to replicas, maxReplicas up by the
+    same amount (so it stays above min); an HPA that already has more keeps its values."""
+    spec = hpa.setdefault("spec", {})
+    current = int(spec.get("minReplicas", 1))
+    if current >= replicas:
+        return
+    spec["minReplicas"] = replicas
+    if "maxReplicas" in spec:
+        spec["maxReplicas"] = int(spec["maxReplicas"]) + (replicas - current)
+
+
+def _set_hpa_floor(hpa: dict, replicas: int) -> None:
+    """The operator's workload-override hpaTransform: minReplicas set to replicas (up or
+    down), maxReplicas moved by the same amount so their spread stays."""
+    spec = hpa.setdefault("spec", {})
+    current = int(spec.get("minReplicas", 1))
+    spec["minReplicas"] = replicas
+    if "maxReplicas" in spec:
+        spec["maxReplicas"] = max(int(spec["maxReplicas"]) + (replicas - current), replicas, 1)
+
+
+def _containers(spec: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in spec.get("containers") or []}
+
+
+def _per_container(items: Sequence[Any], spec: dict, obj: dict, field: str,
+                   apply: Callable[[dict, Any], None]) -> None:
+    containers = _containers(spec)
+    for item in items:
+        container = containers.get(item.container)
+        if container is None:
+            raise TransformError(
+                f"workloads {obj['metadata']['name']!r} {field} names container "
+                f"{item.container!r}, which this {obj['kind']} does not have; known: "
+                f"{', '.join(sorted(containers))}")
+        apply(container, item)
+
+
+def _merge_resources(container: dict, item: ResourceOverride) -> None:
+    resources = container.setdefault("resources", {})
+    for field, values in (("requests", item.requests), ("limits", item.limits)):
+        if values:
+            resources[field] = {**(resources.get(field) or {}), **values}
+
+
+def _merge_env(container: dict, item: EnvOverride) -> None:
+    env = container.setdefault("env", [])
+    for var in item.env_vars:
+        entry = var.model_dump(by_alias=True, exclude_none=True)
+        index = next((i for i, e in enumerate(env) if e.get("name") == var.name), None)
+        if index is None:
+            env.append(entry)
+        else:
+            env[index] = entry
+
+
+def _probe_merger(field: str, workload: str) -> Callable[[dict, ProbeOverride], None]:
+    def merge(container: dict, item: ProbeOverride) -> None:
+        fields = item.fields()
+        if not fields:
+            container.pop(field, None)  # the operator's "explicitly empty disables"
+            return
+        probe = container.get(field)
+        if probe is None:
+            # The operator would add a probe without a handler, which Kubernetes rejects.
+            raise TransformError(
+                f"workloads {workload!r} {field}s: container {item.container!r} has no "
+                f"{field} to tune; the release defines none")
+        probe.update(fields)
+    return merge
+
+
+def _check_selector_labels(obj: dict, labels: Mapping[str, str]) -> None:
+    """Pod labels that a selector matches on must keep their values, or the workload
+    would no longer select its own pods (Kubernetes rejects it)."""
+    selector = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    for key, value in labels.items():
+        if key in selector and selector[key] != value:
+            raise TransformError(
+                f"workloads {obj['metadata']['name']!r} labels sets {key}={value!r}, but the "
+                f"{obj['kind']}'s selector needs {key}={selector[key]!r}; use another label key")
+
+
+def _template_metadata(obj: dict) -> dict:
+    spec = obj.setdefault("spec", {})
+    if obj["kind"] == "CronJob":
+        spec = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
+    return spec.setdefault("template", {}).setdefault("metadata", {})
+
+
+def _override_one(obj: dict, override: WorkloadOverride, hpas: Mapping[str, list[dict]]) -> None:
+    name, kind = obj["metadata"]["name"], obj["kind"]
+    spec = pod_spec(obj)
+    if spec is None:
+        raise TransformError(f"workloads {name!r}: the release {kind} has no pod template")
+    if override.replicas is not None:
+        if kind not in REPLICATED_KINDS:
+            raise TransformError(
+                f"workloads {override.name!r} sets replicas, but {name!r} is a {kind}, which "
+                f"has none; remove replicas")
+        if name in CUSTOM_AUTOSCALED:
+            raise TransformError(
+                f"workloads {name!r} sets replicas, but its autoscaler scales it; remove "
+                f"replicas")
+        if name in hpas and override.replicas == 0:
+            raise TransformError(
+                f"workloads {name!r} sets replicas 0, but an HPA scales it and HPAs cannot "
+                f"go below 1 replica; use replicas >= 1")
+        if name in hpas:
+            # The operator leaves an autoscaled workload's replicas to its HPA and sets
+            # the HPA's floor instead.
+            for hpa in hpas[name]:
+                _set_hpa_floor(hpa, override.replicas)
+        else:
+            obj["spec"]["replicas"] = override.replicas
+
+    if override.labels:
+        _check_selector_labels(obj, override.labels)
+    meta = obj["metadata"]
+    template_meta = _template_metadata(obj)
+    for field, values in (("labels", override.labels), ("annotations", override.annotations)):
+        if values:
+            # The operator puts both on the workload and on its pod template.
+            meta[field] = {**(meta.get(field) or {}), **values}
+            template_meta[field] = {**(template_meta.get(field) or {}), **values}
+
+    if override.node_selector:
+        spec["nodeSelector"] = dict(override.node_selector)
+    if override.tolerations:
+        spec["tolerations"] = [t.model_dump(by_alias=True, exclude_none=True)
+                               for t in override.tolerations]
+    if override.affinity is not None:
+        spec["affinity"] = override.affinity.model_dump(by_alias=True, exclude_none=True)
+    if override.topology_spread_constraints:
+        spec["topologySpreadConstraints"] = [
+            t.model_dump(by_alias=True, exclude_none=True)
+            for t in override.topology_spread_constraints]
+    if override.host_network is not None:
+        spec["hostNetwork"] = override.host_network
+        if override.host_network:
+            # Without it, host-network pods cannot resolve cluster Service names.
+            spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+
+    _per_container(override.resources, spec, obj, "resources", _merge_resources)
+    _per_container(override.env, spec, obj, "env", _merge_env)
+    _per_container(override.readiness_probes, spec, obj, "readinessProbes",
+                   _probe_merger("readinessProbe", name))
+    _per_container(override.liveness_probes, spec, obj, "livenessProbes",
+                   _probe_merger("livenessProbe", name))
+
+
+# ---------------------------------------------------------------------------- transforms
+
+
+def apply_high_availability(
+    rendered: Rendered,
+    ha: HighAvailability | None,
+    *,
+    workloads: Sequence[WorkloadOverride] = (),
+) -> Rendered:
+    """The operator's HighAvailabilityTransform: `replicas` on every Deployment that no
+    autoscaler scales (HPA-scaled ones and pingsource-mt-adapter keep theirs), and every
+    release HPA's minReplicas raised to at least `replicas` (maxReplicas raised by the
+    same amount). Workloads whose override sets replicas are left to that override, as
+    the operator does; pass them as `workloads`, or apply the overrides afterwards."""
+    if ha is None:
+        return rendered
+    replicas = ha.replicas
+    pinned = {w.name for w in workloads if w.replicas is not None}
+    hpas = _hpa_by_target(rendered)
+    autoscaled = set(hpas) | OPERATOR_HPA_WORKLOADS | CUSTOM_AUTOSCALED
+    for obj in _of_kind(rendered, "Deployment"):
+        name = obj["metadata"]["name"]
+        if name in autoscaled or name in HA_UNSUPPORTED or name in pinned:
+            continue
+        obj.setdefault("spec", {})["replicas"] = replicas
+    for hpa in _of_kind(rendered, "HorizontalPodAutoscaler"):
+        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
+        if hpa["metadata"]["name"] in pinned or target in pinned:
+            continue
+        _raise_hpa_floor(hpa, replicas)
+    return rendered
+
+
+def apply_workload_overrides(
+    rendered: Rendered, overrides: Sequence[WorkloadOverride] | None
+) -> Rendered:
+    """The operator's OverridesTransform (`workloads`, and the deprecated `deployments`):
+    per named Deployment/StatefulSet/DaemonSet/Job, replicas (for an HPA-scaled workload:
+    the HPA's minReplicas), labels and annotations (workload and pod template; selector
+    labels keep their values), nodeSelector, tolerations, affinity,
+    topologySpreadConstraints and hostNetwork (replaced), resources and env (merged per
+    container), and probe timings (merged per container)."""
+    if not overrides:
+        return rendered
+    workloads = _of_kind(rendered, *OVERRIDABLE_KINDS)
+    hpas = _hpa_by_target(rendered)
+    for override in overrides:
+        matched = [o for o in workloads
+                   if workload_matches(override.name, o["metadata"]["name"], o["kind"])]
+        if not matched:
+            raise _unknown("workloads", override.name,
+                           (o["metadata"]["name"] for o in workloads),
+                           hint=" (a Job may also be named by its generateName, ending in '-')")
+        for obj in matched:
+            _override_one(obj, override, hpas)
+    return rendered
+
+
+def apply_service_overrides(
+    rendered: Rendered, overrides: Sequence[ServiceOverride] | None
+) -> Rendered:
+    """The operator's ServicesTransform: labels, annotations and selector merged into the
+    named Service (a selector that matches no pods is the user's choice)."""
+    if not overrides:
+        return rendered
+    services = {o["metadata"]["name"]: o for o in _of_kind(rendered, "Service")}
+    for override in overrides:
+        service = services.get(override.name)
+        if service is None:
+            raise _unknown("services", override.name, services)
+        meta = service["metadata"]
+        for field, values in (("labels", override.labels),
+                              ("annotations", override.annotations)):
+            if values:
+                meta[field] = {**(meta.get(field) or {}), **values}
+        if override.selector:
+            spec = service.setdefault("spec", {})
+            spec["selector"] = {**(spec.get("selector") or {}), **override.selector}
+    return rendered
+
+
+def apply_pdb_overrides(
+    rendered: Rendered, overrides: Sequence[PodDisruptionBudgetOverride] | None
+) -> Rendered:
+    """The operator's PodDisruptionBudgetsTransform: the named PDB gets the given
+    minAvailable or maxUnavailable, and loses the other (a PDB takes only one; the operator
+    itself only sets minAvailable)."""
+    if not overrides:
+        return rendered
+    pdbs = {o["metadata"]["name"]: o for o in _of_kind(rendered, "PodDisruptionBudget")}
+    for override in overrides:
+        pdb = pdbs.get(override.name)
+        if pdb is None:
+            raise _unknown("podDisruptionBudgets", override.name, pdbs)
+        spec = pdb.setdefault("spec", {})
+        if override.min_available is not None:
+            spec["minAvailable"] = override.min_available
+            spec.pop("maxUnavailable", None)
+        else:
+            spec["maxUnavailable"] = override.max_unavailable
+            spec.pop("minAvailable", None)
+    return rendered
