@@ -130,9 +130,8 @@ def with_owner(obj: dict, ref: Any) -> dict:
     Output of owner_reference(...)); cluster-scoped objects are refused."""
     if obj.get("kind") in CLUSTER_SCOPED_KINDS:
         raise ValueError(f"{object_key(obj)} is cluster-scoped and cannot have an owner")
-    out = copy.deepcopy(obj)
-    out.setdefault("metadata", {})["ownerReferences"] = [ref]
-    return out
+    # Shallow: rendered objects are shared read-only between spokes; only metadata differs.
+    return {**obj, "metadata": {**(obj.get("metadata") or {}), "ownerReferences": [ref]}}
 
 
 def _group(api_version: str) -> str:

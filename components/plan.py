@@ -3,6 +3,7 @@ beyond the (cached) release files."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -104,21 +105,30 @@ def customize(rendered: manifests.Rendered, spec: ComponentSpec) -> manifests.Re
     return rendered
 
 
-def plan_component(
-    component: Component,
-    spec: ComponentSpec,
-    release_base: str,
-    existing_namespace_labels: dict[str, str] | None,
-    namespace_exists: bool,
-    installed_version: str | None = None,
-) -> InstallPlan:
-    version = releases.resolve_version(component, spec.version)
-    check_version_step(component, installed_version, version, spec.allow_minor_skip)
+_RENDER_CACHE: dict[tuple[str, str, str, str], manifests.Rendered] = {}
+_RENDER_LOCK = threading.Lock()
+
+
+def render_component(component: Component, spec: ComponentSpec, release_base: str,
+                     version: str) -> manifests.Rendered:
+    """The release objects with the entry's spec applied. Entries with the same spec get
+    the same (shared, read-only) result: a fleet of a hundred identical spokes renders
+    once, not a hundred times."""
+    key = (component, type(spec).__name__ + spec.model_dump_json(), release_base, version)
+    with _RENDER_LOCK:
+        cached = _RENDER_CACHE.get(key)
+        if cached is None:
+            cached = _RENDER_CACHE[key] = _render(component, spec, release_base, version)
+        return cached
+
+
+def _render(component: Component, spec: ComponentSpec, release_base: str,
+            version: str) -> manifests.Rendered:
+    namespace = NAMESPACE[component]
     ingress = spec.ingress.name if isinstance(spec, ServingSpec) else None
     docs: list[dict] = []
     for url in component_urls(component, spec, release_base, version, ingress):
         docs.extend(releases.load_documents(url))
-    namespace = NAMESPACE[component]
     rendered = manifests.render(docs, namespace=namespace, cr_name=CR_NAME[component],
                                 component=component, version=version)
     if isinstance(spec, EventingSpec) and spec.manifests is None:
@@ -129,7 +139,21 @@ def plan_component(
             rendered = manifests.add_companion(rendered, manifests.render(
                 source_docs, namespace=namespace, cr_name=CR_NAME[component],
                 component=component, version=version))
-    customize(rendered, spec)
+    return customize(rendered, spec)
+
+
+def plan_component(
+    component: Component,
+    spec: ComponentSpec,
+    release_base: str,
+    existing_namespace_labels: dict[str, str] | None,
+    namespace_exists: bool,
+    installed_version: str | None = None,
+) -> InstallPlan:
+    version = releases.resolve_version(component, spec.version)
+    check_version_step(component, installed_version, version, spec.allow_minor_skip)
+    rendered = render_component(component, spec, release_base, version)
+    namespace = NAMESPACE[component]
     ours = not namespace_exists or namespace_is_ours(existing_namespace_labels)
     return InstallPlan(
         component=component,
