@@ -72,38 +72,39 @@ class Spoke(pulumi.ComponentResource):
             ns_deps.append(self._raw(
                 spoke, plan.namespace_object,
                 ignore_changes=["metadata.labels", "metadata.annotations"]))
-        anchor = k8s.core.v1.ConfigMap(
-            _name(spoke, plan.anchor),
-            metadata=_applied(plan.anchor)["metadata"],
-            opts=self._opts(depends_on=ns_deps),
-        )
         crds = [
             self._raw(spoke, crd, retain_on_delete=not plan.delete_crds, depends_on=ns_deps)
             for crd in plan.rendered.crds
         ]
+        custom_kinds = _defined_kinds(plan.rendered.crds)
         cluster_scoped = [
-            self._raw(spoke, obj, depends_on=crds, ignore_changes=_server_owned(obj))
+            self._raw(spoke, obj, ignore_changes=_server_owned(obj),
+                      depends_on=crds if _kind_of(obj) in custom_kinds else ns_deps)
             for obj in [*plan.rendered.cluster_scoped, *plan.rendered.external]
         ]
+        # The anchor is the one gate between the cluster-wide objects and the namespaced
+        # ones: created after every CRD and cluster object, deleted after every owned
+        # object. Each namespaced object then names one dependency instead of a hundred,
+        # which keeps the stack state (and every checkpoint write) small.
+        anchor = k8s.core.v1.ConfigMap(
+            _name(spoke, plan.anchor),
+            metadata=_applied(plan.anchor)["metadata"],
+            opts=self._opts(depends_on=[*ns_deps, *crds, *cluster_scoped]),
+        )
         owner = anchor.metadata.uid.apply(
             lambda uid: manifests.owner_reference(plan.anchor["metadata"]["name"], uid))
-        custom_kinds = _defined_kinds(plan.rendered.crds)
         plain = [o for o in plan.rendered.namespaced if _kind_of(o) not in custom_kinds]
         custom = [o for o in plan.rendered.namespaced if _kind_of(o) in custom_kinds]
         deployments: list[pulumi.Resource] = []
         for obj in plain:
-            res = self._raw(
-                spoke,
-                manifests.with_owner(obj, owner),
-                depends_on=[*ns_deps, anchor, *crds, *cluster_scoped],
-            )
+            res = self._raw(spoke, manifests.with_owner(obj, owner), depends_on=[anchor])
             if obj["kind"] == "Deployment":
                 deployments.append(res)
         # The release's own custom resources go through its admission webhooks, which
         # answer only once their Deployments are Available (the operator retries instead).
         for obj in custom:
             self._raw(spoke, manifests.with_owner(obj, owner),
-                      depends_on=[*ns_deps, anchor, *crds, *deployments])
+                      depends_on=[anchor, *deployments])
         self.deployments.extend(deployments)
 
 
