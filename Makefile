@@ -63,3 +63,7 @@ test: venv toolchain lint
 	if [ $$status -ne 0 ]; then $(PY) -m lab dump --out .lab/dump || true; fi
 	$(PY) -m lab down || true
 	exit $$status
+
+# Fleet benchmark on its own lab (.lab-bench/): writes BENCHMARKS.md and bench/results.json.
+bench: venv toolchain
+	$(PY) -m bench.fleet
