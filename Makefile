@@ -13,6 +13,8 @@ export PULUMI_BACKEND_URL ?= file://$(STATE)
 export PULUMI_CONFIG_PASSPHRASE ?= knative-fleet-demo
 export PULUMI_SKIP_UPDATE_CHECK := true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
+# One state write per run instead of two full rewrites per object (README, "Running it").
+export PULUMI_SKIP_CHECKPOINTS ?= true
 PULUMI = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH" pulumi
 
 .PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy test unit lint bench

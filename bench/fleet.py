@@ -58,6 +58,7 @@ FIELD_MANAGER = "knative-fleet"
 # Measurement 3: one key of one ConfigMap, through the entry's `config`.
 SMALL_CHANGE = {"autoscaler": {"max-scale-up-rate": "500.0"}}
 SMALL_CHANGE_CM = ("knative-serving", "config-autoscaler", "max-scale-up-rate")
+SKIP_CHECKPOINTS = "PULUMI_SKIP_CHECKPOINTS"  # on in every stack, as the README recommends
 STATE_LIMIT = 2_000_000  # bytes per spoke ("2 MB")
 RESULTS_JSON = REPO / "bench" / "results.json"
 BENCHMARKS_MD = REPO / "BENCHMARKS.md"
@@ -646,6 +647,21 @@ def fleet_run(lab: Lab, stack: BenchStack, samples: Samples, run_no: int) -> Non
     samples.notes.setdefault("events_destroy", analyse_events(res.events))
     assert_fresh(lab, FLEET_SPOKE, BENCH_LAB / "work")
 
+    # The same install and destroy with Pulumi's default checkpointing (a full state
+    # rewrite before and after every object step), for users who keep it on.
+    saved = stack.env.pop(SKIP_CHECKPOINTS, None)
+    try:
+        log(f"run {run_no}: pulumi up with default checkpointing")
+        res = stack.install()
+        samples.add("install_fleet_checkpointed_s", res.seconds)
+        log(f"run {run_no}: pulumi destroy with default checkpointing")
+        res = stack.destroy()
+        samples.add("destroy_fleet_checkpointed_s", res.seconds)
+    finally:
+        if saved is not None:
+            stack.env[SKIP_CHECKPOINTS] = saved
+    assert_fresh(lab, FLEET_SPOKE, BENCH_LAB / "work")
+
 
 def kubectl_run(lab: Lab, base: Baseline, samples: Samples, run_no: int) -> None:
     """The same objects with kubectl on KUBECTL_SPOKE: apply + wait, diff, delete."""
@@ -903,6 +919,8 @@ def summarise(samples: Samples, spokes_for_rss: int) -> dict[str, Any]:
     """Medians of every sample, and the derived ratios and per-spoke figures."""
     out: dict[str, Any] = {key: samples.median(key) for key in sorted(samples.values)}
     out["install_ratio"] = _ratio(out.get("install_fleet_s"), out.get("install_kubectl_s"))
+    out["install_checkpointed_ratio"] = _ratio(out.get("install_fleet_checkpointed_s"),
+                                               out.get("install_kubectl_s"))
     out["noop_preview_ratio"] = _ratio(out.get("noop_preview_fleet_s"),
                                        out.get("noop_diff_kubectl_s"))
     out["destroy_ratio"] = _ratio(out.get("destroy_fleet_s"), out.get("destroy_kubectl_s"))
@@ -975,6 +993,8 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("install_ratio", "1. install ratio (fleet / kubectl)"),
     ("install_fleet_cpu_busy_pct", "1. machine CPU busy during `pulumi up`"),
     ("install_kubectl_cpu_busy_pct", "1. machine CPU busy during kubectl"),
+    ("install_fleet_checkpointed_s", "1. install with Pulumi's default checkpointing"),
+    ("install_checkpointed_ratio", "1.   its ratio (fleet / kubectl)"),
     ("noop_preview_fleet_s", "2. no-op `pulumi preview --diff`"),
     ("noop_diff_kubectl_s", "2. `kubectl diff --server-side`"),
     ("noop_preview_ratio", "2. no-op review ratio"),
@@ -983,6 +1003,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("destroy_fleet_s", "4. `pulumi destroy`"),
     ("destroy_kubectl_s", "4. `kubectl delete --wait`"),
     ("destroy_ratio", "4. destroy ratio"),
+    ("destroy_fleet_checkpointed_s", "4. destroy with Pulumi's default checkpointing"),
     ("growth_install_1_s", "5. install, 1 spoke"),
     ("growth_install_2_s", "5. install, 2 spokes"),
     ("growth_install_4_s", "5. install, 4 spokes"),
@@ -1253,6 +1274,8 @@ def benchmark(args: argparse.Namespace, argv: list[str]) -> int:
             else f"{default_parallel} (CLI default)",
             "provider_qps": f"{args.qps:g}" if args.qps else "provider default",
             "provider_burst": str(args.burst) if args.burst else "provider default",
+            "engine_env": f"{SKIP_CHECKPOINTS}={main_stack.env.get(SKIP_CHECKPOINTS, 'unset')}"
+                          " (the README's setting; rows marked 'default checkpointing' unset it)",
         }
         cfg = parse_fleet_config({"releaseBase": f"file://{RELEASES}",
                                   "fleet": [bench_entry(KUBECTL_SPOKE)]})

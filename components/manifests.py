@@ -270,7 +270,7 @@ def render(
     Namespace objects are dropped; namespaced objects move into `namespace` (except
     PINNED_OBJECTS) and references to the namespaces they left are rewritten; every
     object gets the managed-by and cr-name labels; objects the operator does not wait
-    for (LoadBalancer Services, Jobs, pinned objects) get pulumi.com/skipAwait; Jobs
+    for (Services, Jobs, pinned objects) get pulumi.com/skipAwait; Jobs
     get the operator's versioned names. Duplicates by (group, kind, namespace, name)
     keep the last content at the first position.
     """
@@ -319,9 +319,12 @@ def render(
         labels[MANAGED_BY_LABEL] = ANCHOR_LABEL_MANAGED_BY
         labels[CR_NAME_LABEL] = cr_name
         meta["labels"] = labels
-        if kind == "Service" and (obj.get("spec") or {}).get("type") == "LoadBalancer":
-            # A spoke without a load balancer never gets an address; the operator
-            # does not wait for it either.
+        if kind == "Service" and _group(obj["apiVersion"]) == "":
+            # The operator's readiness rule is "every Deployment Available"; it waits for
+            # no Service. Pulumi's Service await would wait for endpoints (and, for a
+            # LoadBalancer, an address a spoke without a load balancer never gets), each
+            # holding one of the engine's parallel slots while the Deployments behind
+            # it start.
             _skip_await(meta)
         if kind == "Job" and _group(obj["apiVersion"]) == "batch":
             _name_job(obj, component, version)

@@ -41,6 +41,9 @@ class Stack:
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "PULUMI_HOME": str(state_dir / ".pulumi-home"),
+            # The README's setting for self-managed backends: one state write per run
+            # instead of two full rewrites per object (see "Running it" in the README).
+            "PULUMI_SKIP_CHECKPOINTS": "true",
         })
         self.env.update(env or {})
 

@@ -91,14 +91,18 @@ def test_kourier_runs_inside_knative_serving(serving: Rendered) -> None:
     assert '"net-kourier-controller.knative-serving"' in bootstrap
 
 
-def test_load_balancer_services_skip_await(serving: Rendered) -> None:
+def test_services_skip_await(serving: Rendered) -> None:
     services = [o for o in serving.namespaced if o["kind"] == "Service"]
     lbs = [s for s in services if s["spec"].get("type") == "LoadBalancer"]
     assert [s["metadata"]["name"] for s in lbs] == ["kourier"]
+    assert len(services) > len(lbs)
     for svc in services:
         annotations = svc["metadata"].get("annotations") or {}
-        expected = "true" if svc in lbs else None
-        assert annotations.get(manifests.SKIP_AWAIT_ANNOTATION) == expected
+        assert annotations.get(manifests.SKIP_AWAIT_ANNOTATION) == "true"
+    deployments = [o for o in serving.namespaced if o["kind"] == "Deployment"]
+    for dep in deployments:
+        annotations = dep["metadata"].get("annotations") or {}
+        assert manifests.SKIP_AWAIT_ANNOTATION not in annotations
 
 
 def test_crds_are_separated_and_deduped(serving: Rendered) -> None:

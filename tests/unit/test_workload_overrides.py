@@ -344,7 +344,8 @@ def test_service_labels_annotations_and_selector_merge() -> None:
 def test_service_override_on_eventing() -> None:
     out = apply_service_overrides(eventing(), [ServiceOverride(
         name="broker-ingress", annotations={"a": "b"})])
-    assert find(out, "Service", "broker-ingress")["metadata"]["annotations"] == {"a": "b"}
+    assert find(out, "Service", "broker-ingress")["metadata"]["annotations"] == {
+        "a": "b", "pulumi.com/skipAwait": "true"}
 
 
 def test_unknown_service_is_refused_with_the_known_names() -> None:
