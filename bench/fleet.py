@@ -42,6 +42,7 @@ import yaml  # noqa: E402
 from components import manifests, releases  # noqa: E402
 from components import plan as planning  # noqa: E402
 from components.fleet_config import FleetEntry, parse_fleet_config  # noqa: E402
+from lab.clusters import Kwok  # noqa: E402
 from lab.paths import LAB_DIR, RELEASES  # noqa: E402
 from lab.toolchain import tool_env  # noqa: E402
 from tests.support.fleet import FleetStack, entry  # noqa: E402
@@ -182,6 +183,30 @@ class CpuMeter:
         total, idle = self._read()
         d_total, d_idle = total - self.start[0], idle - self.start[1]
         return 100.0 * (d_total - d_idle) / d_total if d_total else 0.0
+
+
+class ControlPlaneCpu:
+    """CPU seconds the lab's own control planes (kube-apiserver, etcd, controller-manager,
+    scheduler, kwok) of the named spokes spend between start() and seconds(): they share
+    this machine's cores with Pulumi and kubectl, so a bigger fleet slows both."""
+
+    def __init__(self, spokes: list[str]) -> None:
+        kwok = Kwok(Path("."), {})
+        self.pids = [pid for name in spokes for pid in kwok.pids(name).values()]
+        self.start_ticks = self._ticks()
+
+    def _ticks(self) -> int:
+        total = 0
+        for pid in self.pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])
+        return total
+
+    def seconds(self) -> float:
+        return (self._ticks() - self.start_ticks) / os.sysconf("SC_CLK_TCK")
 
 
 def _vm_rss(pid: int) -> int | None:
@@ -613,8 +638,10 @@ def fleet_run(lab: Lab, stack: BenchStack, samples: Samples, run_no: int) -> Non
     """Measurements 1-4 with knative-fleet on FLEET_SPOKE."""
     stack.configure([bench_entry(FLEET_SPOKE)])
     log(f"run {run_no}: pulumi up (install, {FLEET_SPOKE})")
+    control_plane = ControlPlaneCpu([FLEET_SPOKE])
     res = stack.install(f"install-{run_no}.jsonl")
     samples.add("install_fleet_s", res.seconds)
+    samples.add("install_fleet_spoke_cpu_s", control_plane.seconds())
     samples.add("install_fleet_cpu_busy_pct", res.cpu_busy_pct)
     samples.rss["install"].append(res.rss)
     samples.notes.setdefault("events_install", analyse_events(res.events))
@@ -667,8 +694,10 @@ def kubectl_run(lab: Lab, base: Baseline, samples: Samples, run_no: int) -> None
     """The same objects with kubectl on KUBECTL_SPOKE: apply + wait, diff, delete."""
     kubectl = Kubectl(lab, KUBECTL_SPOKE, BENCH_LAB / "work")
     log(f"run {run_no}: kubectl apply + wait ({KUBECTL_SPOKE}, {base.count} objects)")
+    control_plane = ControlPlaneCpu([KUBECTL_SPOKE])
     seconds, busy, applied = kubectl.install(base)
     samples.add("install_kubectl_s", seconds)
+    samples.add("install_kubectl_spoke_cpu_s", control_plane.seconds())
     samples.add("install_kubectl_cpu_busy_pct", busy)
     log(f"run {run_no}: kubectl diff --server-side")
     res = kubectl.diff(applied)
@@ -690,8 +719,10 @@ def growth_run(lab: Lab, stack: BenchStack, samples: Samples, run_no: int) -> No
         names = [f"spoke-{i}" for i in range(1, n + 1)]
         stack.configure([bench_entry(name) for name in names])
         log(f"run {run_no}: growth, {n} spoke(s): pulumi up")
+        control_plane = ControlPlaneCpu(names)
         res = stack.install(f"growth-install-{n}-{run_no}.jsonl")
         samples.add(f"growth_install_{n}_s", res.seconds)
+        samples.add(f"growth_install_{n}_spokes_cpu_s", control_plane.seconds())
         samples.add(f"growth_install_{n}_cpu_busy_pct", res.cpu_busy_pct)
         samples.rss[f"growth_{n}"].append(res.rss)
         if n == GROWTH[-1]:
@@ -992,6 +1023,8 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("install_kubectl_s", "1. install: kubectl apply --server-side + wait"),
     ("install_ratio", "1. install ratio (fleet / kubectl)"),
     ("install_fleet_cpu_busy_pct", "1. machine CPU busy during `pulumi up`"),
+    ("install_fleet_spoke_cpu_s", "1. the spoke's control plane CPU during `pulumi up`"),
+    ("install_kubectl_spoke_cpu_s", "1. the spoke's control plane CPU during kubectl"),
     ("install_kubectl_cpu_busy_pct", "1. machine CPU busy during kubectl"),
     ("install_fleet_checkpointed_s", "1. install with Pulumi's default checkpointing"),
     ("install_checkpointed_ratio", "1.   its ratio (fleet / kubectl)"),
@@ -1010,6 +1043,8 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("growth_4_vs_1", "5. install 4 / 1"),
     ("growth_install_1_cpu_busy_pct", "5. machine CPU busy, install 1 spoke"),
     ("growth_install_4_cpu_busy_pct", "5. machine CPU busy, install 4 spokes"),
+    ("growth_install_1_spokes_cpu_s", "5. spokes' control planes CPU, install 1 spoke"),
+    ("growth_install_4_spokes_cpu_s", "5. spokes' control planes CPU, install 4 spokes"),
     ("growth_preview_1_s", "5. no-op preview, 1 spoke"),
     ("growth_preview_2_s", "5. no-op preview, 2 spokes"),
     ("growth_preview_4_s", "5. no-op preview, 4 spokes"),
