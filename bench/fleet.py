@@ -136,11 +136,9 @@ class RssSampler:
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
-            try:
-                stat = Path(f"/proc/{name}/stat").read_text()
-            except OSError:
-                continue
-            children[int(stat.rpartition(")")[2].split()[1])].append(int(name))
+            fields = _stat_fields(int(name))
+            if fields is not None:
+                children[int(fields[1])].append(int(name))
         tree, todo = {self.root}, [self.root]
         while todo:
             for child in children.get(todo.pop(), []):
@@ -185,24 +183,31 @@ class CpuMeter:
         return 100.0 * (d_total - d_idle) / d_total if d_total else 0.0
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """Fields of /proc/PID/stat after the command name (state is [0], ppid [1]), or None
+    when the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
 class ControlPlaneCpu:
     """CPU seconds the lab's own control planes (kube-apiserver, etcd, controller-manager,
     scheduler, kwok) of the named spokes spend between start() and seconds(): they share
     this machine's cores with Pulumi and kubectl, so a bigger fleet slows both."""
 
-    def __init__(self, spokes: list[str]) -> None:
-        kwok = Kwok(Path("."), {})
+    def __init__(self, lab: Lab, spokes: list[str]) -> None:
+        kwok = Kwok(lab.bin, tool_env(lab.bin))
         self.pids = [pid for name in spokes for pid in kwok.pids(name).values()]
         self.start_ticks = self._ticks()
 
     def _ticks(self) -> int:
         total = 0
         for pid in self.pids:
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += int(fields[11]) + int(fields[12])
+            fields = _stat_fields(pid)
+            if fields is not None:
+                total += int(fields[11]) + int(fields[12])  # utime + stime
         return total
 
     def seconds(self) -> float:
@@ -638,7 +643,7 @@ def fleet_run(lab: Lab, stack: BenchStack, samples: Samples, run_no: int) -> Non
     """Measurements 1-4 with knative-fleet on FLEET_SPOKE."""
     stack.configure([bench_entry(FLEET_SPOKE)])
     log(f"run {run_no}: pulumi up (install, {FLEET_SPOKE})")
-    control_plane = ControlPlaneCpu([FLEET_SPOKE])
+    control_plane = ControlPlaneCpu(lab, [FLEET_SPOKE])
     res = stack.install(f"install-{run_no}.jsonl")
     samples.add("install_fleet_s", res.seconds)
     samples.add("install_fleet_spoke_cpu_s", control_plane.seconds())
@@ -694,7 +699,7 @@ def kubectl_run(lab: Lab, base: Baseline, samples: Samples, run_no: int) -> None
     """The same objects with kubectl on KUBECTL_SPOKE: apply + wait, diff, delete."""
     kubectl = Kubectl(lab, KUBECTL_SPOKE, BENCH_LAB / "work")
     log(f"run {run_no}: kubectl apply + wait ({KUBECTL_SPOKE}, {base.count} objects)")
-    control_plane = ControlPlaneCpu([KUBECTL_SPOKE])
+    control_plane = ControlPlaneCpu(lab, [KUBECTL_SPOKE])
     seconds, busy, applied = kubectl.install(base)
     samples.add("install_kubectl_s", seconds)
     samples.add("install_kubectl_spoke_cpu_s", control_plane.seconds())
@@ -719,7 +724,7 @@ def growth_run(lab: Lab, stack: BenchStack, samples: Samples, run_no: int) -> No
         names = [f"spoke-{i}" for i in range(1, n + 1)]
         stack.configure([bench_entry(name) for name in names])
         log(f"run {run_no}: growth, {n} spoke(s): pulumi up")
-        control_plane = ControlPlaneCpu(names)
+        control_plane = ControlPlaneCpu(lab, names)
         res = stack.install(f"growth-install-{n}-{run_no}.jsonl")
         samples.add(f"growth_install_{n}_s", res.seconds)
         samples.add(f"growth_install_{n}_spokes_cpu_s", control_plane.seconds())
