@@ -8,6 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-12)
 BIN = $(shell toolchain/build.sh --print)
+# The toolchain's Pulumi home: its plugin store holds the built Kubernetes provider.
+export PULUMI_HOME := $(shell toolchain/build.sh --home)
 STATE := $(CURDIR)/.lab/state
 export PULUMI_BACKEND_URL ?= file://$(STATE)
 export PULUMI_CONFIG_PASSPHRASE ?= knative-fleet-demo
@@ -15,7 +17,8 @@ export PULUMI_SKIP_UPDATE_CHECK := true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
 # One state write per run instead of two full rewrites per object (README, "Running it").
 export PULUMI_SKIP_CHECKPOINTS ?= true
-PULUMI = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH" pulumi
+TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
+PULUMI = $(TOOLS_ENV) pulumi
 
 .PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy test unit lint bench
 
@@ -42,14 +45,15 @@ lab-status: venv
 lab-dump: venv
 	$(PY) -m lab dump
 
+# Progress per spoke on the terminal; every object step in the log file it names.
 demo: lab-up
 	mkdir -p $(STATE)
 	$(PULUMI) stack select demo --create --non-interactive
-	$(PULUMI) up --yes --skip-preview --non-interactive --stack demo
+	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-up.log -- pulumi up --yes --skip-preview --non-interactive --stack demo
 	$(PULUMI) stack output --stack demo --json spokes
 
 demo-destroy: venv toolchain
-	$(PULUMI) destroy --yes --skip-preview --non-interactive --stack demo
+	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-destroy.log -- pulumi destroy --yes --skip-preview --non-interactive --stack demo
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -19,6 +19,12 @@ def bin_dir(build: bool = True) -> Path:
     return Path(out.strip().splitlines()[-1])
 
 
+def pulumi_home(bin_path: Path) -> Path:
+    """The toolchain's Pulumi home: its plugin store holds the built Kubernetes provider,
+    so Pulumi loads it as a released plugin (build.sh installs it there)."""
+    return bin_path.parent / "pulumi-home"
+
+
 def tool_env(bin_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every lab and test command runs in: the toolchain first on PATH."""
     env = dict(os.environ)
@@ -27,6 +33,7 @@ def tool_env(bin_path: Path, extra: dict[str, str] | None = None) -> dict[str, s
     env["PATH"] = os.pathsep.join([str(bin_path), str(venv_bin), env.get("PATH", "")])
     env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
     env["PULUMI_SKIP_UPDATE_CHECK"] = "true"
+    env["PULUMI_HOME"] = str(pulumi_home(bin_path))
     env["KWOK_KUBECTL_BINARY"] = str(bin_path / "kubectl")
     if extra:
         env.update(extra)

@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
 # Builds the lab toolchain (Kubernetes control plane, etcd, kwok, the
-# cluster-inventory credential plugins, the Pulumi CLI, its Python language
+# cluster-inventory credential plugin, the Pulumi CLI, its Python language
 # host and the Kubernetes provider) from pinned Go modules into a cache outside
 # the repo, keyed by the pins. A warm cache makes this a no-op.
 #
 #   toolchain/build.sh            build (or reuse) everything, print the bin dir
 #   toolchain/build.sh --print    print the bin dir of the current pins, build nothing
+#   toolchain/build.sh --home     print the Pulumi home (plugins installed) of the current pins
+#   toolchain/build.sh --check-downloads
+#                                 resolve every module directory the build reads, in the
+#                                 current GOMODCACHE, and fail on any empty path (CI runs it
+#                                 against an empty module cache)
 #   toolchain/build.sh --wrappers regenerate the wrapper modules from the pins
+#
+# Module directories always come from `go mod download -json MODULE@VERSION`, which
+# downloads and extracts the module; `go list -m` only resolves it and gives an empty
+# `.Dir` on a machine that never extracted that module.
+#
+# Two builds of the same pins (two clones, `make test` beside `make demo`) take a lock
+# on the cache entry: one builds, the other waits and reuses its result. Every binary
+# is written as `.tmp` and renamed when complete, and the entry is marked complete only
+# after everything is in place, so a build that dies leaves nothing a later run takes
+# for a finished tool.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,9 +32,13 @@ CACHE_ROOT="${KNATIVE_FLEET_CACHE:-$HOME/.cache/knative-fleet}"
 KEY="$(cd "$HERE" && cat pins.env build.sh | sha256sum | cut -c1-16)"
 OUT="$CACHE_ROOT/toolchain/$KEY"
 BIN="$OUT/bin"
+# The provider is not on PATH: Pulumi loads it from its own plugin store in this
+# home, as a released plugin, instead of warning about a plugin found on PATH.
+PLUGINS="$OUT/plugins"
+PULUMI_HOME_DIR="$OUT/pulumi-home"
 
 export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}"
-export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true PULUMI_SKIP_UPDATE_CHECK=true
 
 log() { echo "toolchain: $*" >&2; }
 
@@ -46,17 +65,33 @@ wrapper() {
   rm -f "$dir/go.sum"
 }
 
+# module_json FIELD MODULE@VERSION: downloads the module and prints FIELD (Dir, GoMod)
+# of `go mod download -json`; fails when the field is empty.
+module_json() {
+  local field="$1" mod="$2" value scratch
+  scratch="$(mktemp -d)"
+  value="$(cd "$scratch" && go mod init scratch >/dev/null 2>&1 && go mod download -json "$mod" \
+    | sed -n 's/^[[:space:]]*"'"$field"'": "\(.*\)",\{0,1\}$/\1/p')" || true
+  rm -rf "$scratch"
+  if [ -z "$value" ] || [ ! -e "$value" ]; then
+    log "go mod download gave no $field for $mod"; return 1
+  fi
+  echo "$value"
+}
+
+sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"; }
+provider_dir() { module_json Dir "github.com/pulumi/pulumi-kubernetes/provider/v4@$PULUMI_KUBERNETES_PROVIDER_MODULE"; }
+
 k8s_replaces() {
   # Every k8s.io/<staging> module k8s.io/kubernetes replaces with ./staging is
   # published as k8s.io/<staging> $K8S_STAGING_VERSION.
   local gomod
-  gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')"
+  gomod="$(module_json GoMod "k8s.io/kubernetes@$K8S_VERSION")"
   sed -n 's#^\t\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1 => \1 '"$K8S_STAGING_VERSION"'#p' "$gomod"
 }
 
 gen_wrappers() {
-  local tmp; tmp="$(mktemp -d)"; (cd "$tmp" && go mod init tmp >/dev/null 2>&1)
-  mapfile -t reps < <(cd "$tmp" && k8s_replaces)
+  mapfile -t reps < <(k8s_replaces)
   wrapper k8s k8s.io/kubernetes "$K8S_VERSION" "${reps[@]}"
   wrapper etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" \
     "go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 $ETCD_VERSION" \
@@ -65,16 +100,33 @@ gen_wrappers() {
     "go.etcd.io/etcd/pkg/v3 => go.etcd.io/etcd/pkg/v3 $ETCD_VERSION"
   wrapper kwok sigs.k8s.io/kwok "$KWOK_VERSION"
   wrapper cluster-inventory sigs.k8s.io/cluster-inventory-api "$CLUSTER_INVENTORY_API_VERSION"
-  rm -rf "$tmp"
   log "wrappers regenerated; run toolchain/build.sh to resolve go.sum"
 }
 
-# gobuild WRAPPER OUTPUT PACKAGE [LDFLAGS]
+# gobuild WRAPPER LDFLAGS PACKAGE...: builds every main package in one `go build`
+# (shared package graph, links in parallel) into a scratch dir, then moves each
+# binary into BIN. Skipped when every binary is already there.
 gobuild() {
-  local name="$1" out="$2" pkg="$3" ldflags="${4:-}"
-  if [ -x "$BIN/$out" ]; then return 0; fi
-  log "building $out from $pkg"
+  local name="$1" ldflags="$2"; shift 2
+  local pkg missing=()
+  for pkg in "$@"; do [ -x "$BIN/$(basename "$pkg")" ] || missing+=("$pkg"); done
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  local tmp="$OUT/tmp-$name" start=$SECONDS
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  log "building ${missing[*]##*/} ($name)"
+  (cd "$HERE/modules/$name" && go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp/" "${missing[@]}")
+  for pkg in "${missing[@]}"; do mv "$tmp/$(basename "$pkg")" "$BIN/"; done
+  rm -rf "$tmp"
+  log "built ${missing[*]##*/} in $((SECONDS - start))s"
+}
+
+# gobuild_as WRAPPER OUTPUT PACKAGE LDFLAGS: one binary whose package path ends in
+# a generic name (".../cmd/plugin").
+gobuild_as() {
+  local name="$1" out="$2" pkg="$3" ldflags="$4"
+  [ -x "$BIN/$out" ] && return 0
   local start=$SECONDS
+  log "building $out ($name)"
   (cd "$HERE/modules/$name" && go build -trimpath -ldflags "-s -w $ldflags" -o "$BIN/$out.tmp" "$pkg")
   mv "$BIN/$out.tmp" "$BIN/$out"
   log "built $out in $((SECONDS - start))s"
@@ -88,36 +140,32 @@ build_k8s() {
     ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$minor"
     ld+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    gobuild k8s "$c" "k8s.io/kubernetes/cmd/$c" "$ld"
-  done
+  # kubectl: kwokctl's `kubectl` and the benchmark's kubectl baseline use it.
+  gobuild k8s "$ld" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 }
 
-build_etcd() { gobuild etcd etcd go.etcd.io/etcd/server/v3; }
-
-build_kwok() {
+build_small() {
+  # Only the plugin the lab's provider file names; kubeconfig-secretreader is not used.
+  gobuild_as cluster-inventory secretreader sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin ""
   local ld="-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$K8S_VERSION"
-  gobuild kwok kwok sigs.k8s.io/kwok/cmd/kwok "$ld"
-  gobuild kwok kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$ld"
-}
-
-build_plugins() {
-  gobuild cluster-inventory secretreader sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin
-  gobuild cluster-inventory kubeconfig-secretreader sigs.k8s.io/cluster-inventory-api/plugins/kubeconfig-secretreader/cmd/plugin
+  gobuild kwok "$ld" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
+  gobuild_as etcd etcd go.etcd.io/etcd/server/v3 ""
 }
 
 build_pulumi() {
-  gobuild pulumi-cli pulumi github.com/pulumi/pulumi/pkg/v3/cmd/pulumi \
-    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION"
-  gobuild pulumi-langhost pulumi-language-python \
-    github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python \
-    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_LANGHOST_SDK_VERSION"
-  if [ ! -x "$BIN/pulumi-language-python-exec" ]; then
-    local sdk
-    sdk="$(cd "$HERE/modules/pulumi-cli" && go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
-    install -m 755 "$sdk/python/cmd/pulumi-language-python-exec" "$BIN/"
-  fi
-  build_provider
+  gobuild pulumi-cli "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
+    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  gobuild pulumi-langhost "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_LANGHOST_SDK_VERSION" \
+    github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
+  local sdk f
+  sdk="$(sdk_dir)"
+  # The language host runs `pulumi-language-python-exec`; Python dynamic providers run
+  # `pulumi-resource-pulumi-python`. Both are scripts of the SDK module, found next to
+  # the `pulumi` binary as bundled plugins.
+  for f in cmd/pulumi-language-python-exec dist/pulumi-resource-pulumi-python; do
+    [ -x "$BIN/${f#*/}" ] || install -m 755 "$sdk/python/$f" "$BIN/"
+  done
 }
 
 # The provider's main package embeds schema-embed.json and terraform-mapping-embed.json,
@@ -125,40 +173,87 @@ build_pulumi() {
 # schema.json and terraform-mapping.json. The module cache is read-only, so main.go is
 # built from a scratch copy of the wrapper module (outside the repo).
 build_provider() {
-  [ -x "$BIN/pulumi-resource-kubernetes" ] && return 0
+  [ -x "$PLUGINS/pulumi-resource-kubernetes" ] && return 0
   local work="$OUT/provider-src" pdir start=$SECONDS
-  rm -rf "$work" && mkdir -p "$work/gen" "$work/cmd/pulumi-resource-kubernetes"
+  rm -rf "$work" && mkdir -p "$work/gen" "$work/cmd/pulumi-resource-kubernetes" "$PLUGINS"
   cp "$HERE/modules/pulumi-provider/go.mod" "$HERE/modules/pulumi-provider/go.sum" "$work/"
-  pdir="$(cd "$work" && go list -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)"
+  pdir="$(provider_dir)"
   install -m 644 "$pdir/cmd/pulumi-resource-kubernetes/main.go" "$work/cmd/pulumi-resource-kubernetes/"
   install -m 644 "$pdir"/cmd/pulumi-resource-kubernetes/{generate.go,schema.json,terraform-mapping.json} "$work/gen/"
   log "generating the provider's embedded schema"
   (cd "$work/gen" && VERSION="$PULUMI_KUBERNETES_VERSION" go run ./generate.go \
     && mv schema-embed.json terraform-mapping-embed.json ../cmd/pulumi-resource-kubernetes/)
   log "building pulumi-resource-kubernetes"
-  (cd "$work" && go build -trimpath -o "$BIN/pulumi-resource-kubernetes.tmp" \
+  (cd "$work" && go build -trimpath -o "$PLUGINS/pulumi-resource-kubernetes.tmp" \
     -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$PULUMI_KUBERNETES_VERSION" \
     ./cmd/pulumi-resource-kubernetes)
-  mv "$BIN/pulumi-resource-kubernetes.tmp" "$BIN/pulumi-resource-kubernetes"
+  mv "$PLUGINS/pulumi-resource-kubernetes.tmp" "$PLUGINS/pulumi-resource-kubernetes"
   rm -rf "$work"
   log "built pulumi-resource-kubernetes in $((SECONDS - start))s"
 }
 
-case "${1:-}" in
-  --print) echo "$BIN"; exit 0 ;;
-  --wrappers) gen_wrappers; exit 0 ;;
-  "") ;;
-  *) echo "usage: $0 [--print|--wrappers]" >&2; exit 2 ;;
-esac
+# Installs the provider into the toolchain's Pulumi home as the released plugin
+# kubernetes v$PULUMI_KUBERNETES_VERSION (what the Python SDK asks for).
+install_plugins() {
+  local home="$PULUMI_HOME_DIR.tmp"
+  rm -rf "$home" && mkdir -p "$home"
+  PULUMI_HOME="$home" "$BIN/pulumi" plugin install resource kubernetes "v$PULUMI_KUBERNETES_VERSION" \
+    --file "$PLUGINS/pulumi-resource-kubernetes" >/dev/null
+  rm -rf "$PULUMI_HOME_DIR" && mv "$home" "$PULUMI_HOME_DIR"
+}
 
-if [ -f "$OUT/.complete" ]; then echo "$BIN"; exit 0; fi
-mkdir -p "$BIN"
-start=$SECONDS
-build_plugins
-build_kwok
-build_etcd
-build_k8s
-build_pulumi
-touch "$OUT/.complete"
-log "toolchain ready in $((SECONDS - start))s: $BIN"
-echo "$BIN"
+# Runs every module-resolution step of the build (not the compiles) and fails on an
+# empty path: what a machine with an empty module cache would see.
+check_downloads() {
+  local d
+  d="$(sdk_dir)"; test -f "$d/python/cmd/pulumi-language-python-exec"
+  test -f "$d/python/dist/pulumi-resource-pulumi-python"
+  d="$(provider_dir)"; test -f "$d/cmd/pulumi-resource-kubernetes/main.go"
+  test -f "$d/cmd/pulumi-resource-kubernetes/generate.go"
+  d="$(module_json GoMod "k8s.io/kubernetes@$K8S_VERSION")"; test -s "$d"
+  log "every module directory the build reads was downloaded (GOMODCACHE=$(go env GOMODCACHE))"
+}
+
+# lane NAME FUNCTION...: runs the functions in order in the background, its log
+# lines prefixed with the lane's name.
+LANES=()
+lane() {
+  local name="$1"; shift
+  ( set -euo pipefail; for f in "$@"; do "$f"; done ) 2> >(sed -u "s/^/[$name] /" >&2) &
+  LANES+=("$!:$name")
+}
+
+main() {
+  mkdir -p "$CACHE_ROOT/toolchain"
+  exec 9>"$OUT.lock"
+  if ! flock -n 9; then
+    log "another build of these pins is running; waiting for it ($OUT.lock)"
+    flock 9
+  fi
+  if [ -f "$OUT/.complete" ]; then echo "$BIN"; return 0; fi
+  mkdir -p "$BIN"
+  local start=$SECONDS failed="" entry
+  # Three lanes on separate module graphs: while one links (one core) or downloads
+  # (network), the others compile. Peak memory is the provider's link (~4 GB) plus
+  # one Kubernetes link.
+  lane k8s build_k8s
+  lane provider build_provider
+  lane tools build_small build_pulumi
+  for entry in "${LANES[@]}"; do
+    wait "${entry%%:*}" || failed+=" ${entry#*:}"
+  done
+  if [ -n "$failed" ]; then log "failed:$failed (finished tools are kept; run again)"; return 1; fi
+  install_plugins
+  touch "$OUT/.complete"
+  log "toolchain ready in $((SECONDS - start))s: $BIN"
+  echo "$BIN"
+}
+
+case "${1:-}" in
+  --print) echo "$BIN" ;;
+  --home) echo "$PULUMI_HOME_DIR" ;;
+  --check-downloads) check_downloads ;;
+  --wrappers) gen_wrappers ;;
+  "") main ;;
+  *) echo "usage: $0 [--print|--home|--check-downloads|--wrappers]" >&2; exit 2 ;;
+esac

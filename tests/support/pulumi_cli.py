@@ -11,6 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from lab.toolchain import pulumi_home
+
 PASSPHRASE = "knative-fleet-tests"
 
 
@@ -40,7 +42,7 @@ class Stack:
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PULUMI_HOME": str(state_dir / ".pulumi-home"),
+            "PULUMI_HOME": str(pulumi_home(bin_dir)),
             # The README's setting for self-managed backends: one state write per run
             # instead of two full rewrites per object (see "Running it" in the README).
             "PULUMI_SKIP_CHECKPOINTS": "true",
