@@ -127,6 +127,8 @@ def deploy(cfg: FleetConfig) -> dict[str, Spoke]:
                 identifier=cluster_identifier(entry.cluster_profile_ref.namespace,
                                               entry.cluster_profile_ref.name),
                 plans=result.plans,
+                connection=result.connection,
+                plugin_timeout_s=cfg.plugin_timeout_seconds,
             )
             spokes[entry.name] = spoke
             out.update({

@@ -9,6 +9,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import manifests
+from components.aggregated_role_guard import (
+    AggregatedRoleGuard,
+    AggregatedRoleSweep,
+    connection_props,
+)
+from components.aggregated_roles import feeders_by_role, is_aggregated
 from components.plan import InstallPlan
 
 
@@ -37,6 +43,8 @@ class Spoke(pulumi.ComponentResource):
         kubeconfig: dict,
         identifier: str,
         plans: list[InstallPlan],
+        connection: object,
+        plugin_timeout_s: float = 30.0,
         delete_unreachable: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -46,10 +54,21 @@ class Spoke(pulumi.ComponentResource):
             kubeconfig=pulumi.Output.secret(json.dumps(kubeconfig, sort_keys=True)),
             cluster_identifier=identifier,
             enable_server_side_apply=True,
+            # A release ConfigMap or Secret that changes (a `config` key, an upgrade) is
+            # updated in place, as the operator does: by default the provider treats
+            # both kinds as immutable and replaces them, so the running controllers see
+            # their configuration deleted and created again.
+            enable_config_map_mutable=True,
+            enable_secret_mutable=True,
             delete_unreachable=delete_unreachable,
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.deployments = []
+        self._roots: list[pulumi.Resource] = []
+        self._aggregated: dict[str, pulumi.Resource] = {}
+        self._guards_of: dict[str, list[pulumi.Resource]] = {}
+        self._guard_aggregated_roles(name, plans, connection_props(connection),
+                                     plugin_timeout_s)
         for plan in plans:
             self._install(name, plan)
         self.ready = (
@@ -66,20 +85,49 @@ class Spoke(pulumi.ComponentResource):
             manifests.resource_type_token(obj), _name(spoke, obj), _applied(obj),
             self._opts(**kwargs))
 
+    def _guard_aggregated_roles(self, spoke: str, plans: list[InstallPlan],
+                                connection: dict, plugin_timeout_s: float) -> None:
+        """Aggregated ClusterRoles first, each followed by its guard; the roles they
+        select then depend on that guard, so uninstall deletes them first and the
+        guard settles the aggregated role before it goes (aggregated_role_guard)."""
+        cluster_roles = [o for p in plans for o in p.rendered.cluster_scoped]
+        feeders = feeders_by_role(cluster_roles)
+        if not feeders:
+            return
+        self._roots = [AggregatedRoleSweep(
+            f"{spoke}:aggregated-clusterroles", roles=list(feeders), connection=connection,
+            plugin_timeout_s=plugin_timeout_s, opts=pulumi.ResourceOptions(parent=self))]
+        for obj in cluster_roles:
+            if not is_aggregated(obj):
+                continue
+            role = obj["metadata"]["name"]
+            self._aggregated[role] = res = self._raw(
+                spoke, _skip_await(obj), ignore_changes=_server_owned(obj),
+                depends_on=self._roots)
+            guard = AggregatedRoleGuard(
+                f"{spoke}:{role}", role=role, connection=connection,
+                plugin_timeout_s=plugin_timeout_s,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[res]))
+            for feeder in feeders[role]:
+                self._guards_of.setdefault(feeder, []).append(guard)
+
     def _install(self, spoke: str, plan: InstallPlan) -> None:
-        ns_deps: list[pulumi.Resource] = []
+        # Every root object of the spoke depends on the sweep, so its delete runs last.
+        ns_deps: list[pulumi.Resource] = list(self._roots)
         if plan.namespace_object is not None:
-            ns_deps.append(self._raw(
-                spoke, plan.namespace_object,
-                ignore_changes=["metadata.labels", "metadata.annotations"]))
+            ns_deps = [self._raw(
+                spoke, plan.namespace_object, depends_on=self._roots,
+                ignore_changes=["metadata.labels", "metadata.annotations"])]
         crds = [
             self._raw(spoke, crd, retain_on_delete=not plan.delete_crds, depends_on=ns_deps)
             for crd in plan.rendered.crds
         ]
         custom_kinds = _defined_kinds(plan.rendered.crds)
         cluster_scoped = [
+            self._aggregated[obj["metadata"]["name"]] if is_aggregated(obj) else
             self._raw(spoke, obj, ignore_changes=_server_owned(obj),
-                      depends_on=crds if _kind_of(obj) in custom_kinds else ns_deps)
+                      depends_on=[*(crds if _kind_of(obj) in custom_kinds else ns_deps),
+                                  *self._guards_of.get(_cluster_role_name(obj), [])])
             for obj in [*plan.rendered.cluster_scoped, *plan.rendered.external]
         ]
         # The anchor is the one gate between the cluster-wide objects and the namespaced
@@ -122,6 +170,19 @@ def _applied(obj: dict) -> dict:
     meta = dict(obj["metadata"])
     meta["annotations"] = {**(meta.get("annotations") or {}), **APPLY_ANNOTATIONS}
     return {**obj, "metadata": meta}
+
+
+def _skip_await(obj: dict) -> dict:
+    """No delete of this object waits on whatever holds its name afterwards: the
+    aggregation controller may create an aggregated role anew right after its delete
+    (the guard removes that one), and the provider would wait its whole timeout."""
+    meta = dict(obj["metadata"])
+    meta["annotations"] = {**(meta.get("annotations") or {}), "pulumi.com/skipAwait": "true"}
+    return {**obj, "metadata": meta}
+
+
+def _cluster_role_name(obj: dict) -> str | None:
+    return obj["metadata"]["name"] if obj["kind"] == "ClusterRole" else None
 
 
 def _server_owned(obj: dict) -> list[str]:

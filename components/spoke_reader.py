@@ -5,9 +5,7 @@ with the credential the access provider just issued. The token lives only in mem
 from __future__ import annotations
 
 import base64
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 
 from kubernetes import client
@@ -20,12 +18,14 @@ MANAGED_BY_VALUE = "knative-fleet"
 VERSION_LABEL = "app.kubernetes.io/version"
 
 
-def _api(conn: SpokeConnection, token: str, ca_path: str | None) -> client.ApiClient:
+def spoke_api_client(conn: SpokeConnection, token: str) -> client.ApiClient:
+    """A client for the spoke with a bearer token the access provider issued."""
     cfg = client.Configuration()
     cfg.host = conn.server
     cfg.api_key = {"authorization": f"Bearer {token}"}
     cfg.verify_ssl = not conn.insecure_skip_tls_verify
-    cfg.ssl_ca_cert = ca_path
+    if conn.certificate_authority_data:
+        cfg.ca_cert_data = base64.b64decode(conn.certificate_authority_data).decode()
     if conn.tls_server_name:
         cfg.tls_server_name = conn.tls_server_name
     if conn.proxy_url:
@@ -56,27 +56,18 @@ def installed_version(apps: client.AppsV1Api, namespace: str) -> str | None:
 
 def read_spoke_facts(conn: SpokeConnection, token: str, names: list[str]) -> SpokeFacts:
     """Which of the install namespaces `names` exist, and what runs in them."""
-    ca_path = None
-    try:
-        if conn.certificate_authority_data:
-            fd, ca_path = tempfile.mkstemp(suffix=".crt")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(base64.b64decode(conn.certificate_authority_data))
-        api = _api(conn, token, ca_path)
-        core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-        facts = SpokeFacts(namespaces={}, installed={})
-        for name in names:
-            try:
-                ns = core.read_namespace(name, _request_timeout=10)
-            except ApiException as exc:
-                if exc.status == 404:
-                    continue
-                raise
-            facts.namespaces[name] = dict(ns.metadata.labels or {})
-            version = installed_version(apps, name)
-            if version:
-                facts.installed[name] = version
-        return facts
-    finally:
-        if ca_path:
-            os.unlink(ca_path)
+    api = spoke_api_client(conn, token)
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    facts = SpokeFacts(namespaces={}, installed={})
+    for name in names:
+        try:
+            ns = core.read_namespace(name, _request_timeout=10)
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        facts.namespaces[name] = dict(ns.metadata.labels or {})
+        version = installed_version(apps, name)
+        if version:
+            facts.installed[name] = version
+    return facts

@@ -70,8 +70,10 @@ def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
 
 
 def kept_by_policy(objects: set[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
-    """The CRDs among `objects` (kept on destroy by default) and the APIServices the
-    apiserver registers for their groups, which live exactly as long as the CRDs."""
+    """What an uninstall keeps on purpose, and nothing else: the CRDs among `objects`
+    (kept on destroy by default; deleting them deletes every user's Knative objects)
+    and the APIServices the apiserver registers for their groups, which live exactly
+    as long as the CRDs. Pre-existing namespaces are in the "before" snapshot already."""
     crds = {o for o in objects if o[0] == "apiextensions.k8s.io/CustomResourceDefinition"}
     groups = {name.split(".", 1)[1] for _, _, name in crds}
     services = {o for o in objects if o[0] == "apiregistration.k8s.io/APIService"

@@ -1,0 +1,211 @@
+"""Uninstall of aggregated ClusterRoles that leaves nothing behind and never hangs.
+
+The race (see `components.aggregated_roles`): the aggregation controller recomputes an
+aggregated role whenever a ClusterRole changes and applies the result from its cache;
+an apply that lands after the role's delete creates the role anew. Dependency order
+alone cannot close that window while the controller's cache lags, and a Pulumi
+resource hook would run only with `pulumi destroy --run-program`. So each spoke gets
+two small dynamic resources whose delete step runs on every plain `pulumi destroy`
+and on every `pulumi up` that removes a spoke or a component:
+
+- `AggregatedRoleGuard`, one per aggregated role, sits between the role and its
+  feeders (the feeders depend on the guard, the guard on the role), so Pulumi
+  deletes the feeders first. Its delete waits until the live role holds exactly the
+  rules the controller computes from the remaining roles: then the controller has
+  seen every feeder delete and a late recompute from its cache writes nothing. Only
+  then does it delete the role (uid precondition), and deletes again whatever the
+  controller re-created until the name is free.
+- `AggregatedRoleSweep`, one per spoke, is a dependency of every root object of the
+  spoke, so its delete runs last: any aggregated role of the install that exists
+  again and was written only by the controller is deleted, so destroy does not end
+  while one is there.
+
+Pulumi's own delete of the role then finds it gone; the role carries
+`pulumi.com/skipAwait` so that delete never waits out its timeout on a re-created
+object. Both resources hold how to reach the spoke (no credential: the exec plugin
+runs at delete time, as the Kubernetes provider runs it) and are marked secret like
+the provider's kubeconfig.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
+
+SETTLE_TIMEOUT_S = 120.0
+GONE_TIMEOUT_S = 60.0
+POLL_S = 0.5
+
+
+def connection_props(conn: Any) -> dict[str, Any]:
+    """A SpokeConnection as plain data for a resource input."""
+    return dataclasses.asdict(conn)
+
+
+def _connection(props: dict[str, Any]) -> Any:
+    from access import SpokeConnection
+
+    data = dict(props)
+    data["args"] = tuple(data.get("args") or ())
+    data["env"] = tuple(tuple(p) for p in data.get("env") or ())
+    return SpokeConnection(**data)
+
+
+def _rbac(props: dict[str, Any]) -> Any:
+    """An RBAC client for the spoke, with a credential the exec plugin issues now."""
+    from kubernetes import client
+
+    from access import run_exec_plugin
+    from components.spoke_reader import spoke_api_client
+
+    conn = _connection(props["connection"])
+    token = run_exec_plugin(conn, timeout=float(props.get("pluginTimeoutSeconds") or 30))
+    return client.RbacAuthorizationV1Api(spoke_api_client(conn, token))
+
+
+def _read(rbac: Any, name: str) -> dict | None:
+    from kubernetes.client.rest import ApiException
+
+    try:
+        return rbac.api_client.sanitize_for_serialization(
+            rbac.read_cluster_role(name, _request_timeout=15))
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def _delete(rbac: Any, obj: dict) -> None:
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    uid = obj["metadata"]["uid"]
+    try:
+        rbac.delete_cluster_role(
+            obj["metadata"]["name"], _request_timeout=15,
+            body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=uid)))
+    except ApiException as exc:
+        if exc.status not in (404, 409):  # gone, or already a different object
+            raise
+
+
+def _until(deadline: float, check: Callable[[], bool]) -> bool:
+    while True:
+        if check():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)
+
+
+def delete_recreations(rbac: Any, name: str, timeout: float = GONE_TIMEOUT_S) -> None:
+    """Deletes `name` while it is a role only the aggregation controller wrote, until the
+    name is free or held by an object someone else wrote (which is left alone)."""
+    from components.aggregated_roles import is_controller_recreation
+
+    def free() -> bool:
+        live = _read(rbac, name)
+        if live is None or not is_controller_recreation(live):
+            return True
+        _delete(rbac, live)
+        return False
+
+    if not _until(time.monotonic() + timeout, free):
+        raise RuntimeError(f"ClusterRole {name} is still re-created by the aggregation "
+                           f"controller after {timeout:.0f}s")
+
+
+def settle_and_delete(props: dict[str, Any]) -> None:
+    """The guard's delete: wait for the controller to catch up, delete, free the name."""
+    from components.aggregated_roles import selector_strings, settled
+
+    name = props["role"]
+    rbac = _rbac(props)
+    live = _read(rbac, name)
+    if live is None:
+        delete_recreations(rbac, name)
+        return
+
+    def caught_up() -> bool:
+        nonlocal live
+        live = _read(rbac, name)
+        if live is None:
+            return True
+        # Only the roles its selectors pick, as the controller's lister does.
+        roles: dict[str, dict] = {}
+        for selector in selector_strings(live):
+            found = rbac.api_client.sanitize_for_serialization(rbac.list_cluster_role(
+                label_selector=selector, _request_timeout=30)).get("items") or []
+            roles.update({r["metadata"]["name"]: r for r in found})
+        return settled(live, list(roles.values()))
+
+    # A controller that never catches up (stopped, or the role's selectors match
+    # nothing it can see) does not block the uninstall: the sweep checks again last.
+    _until(time.monotonic() + SETTLE_TIMEOUT_S, caught_up)
+    if live is not None:
+        _delete(rbac, live)
+    _until(time.monotonic() + GONE_TIMEOUT_S,
+           lambda: (cur := _read(rbac, name)) is None
+           or cur["metadata"]["uid"] != live["metadata"]["uid"])
+    delete_recreations(rbac, name)
+
+
+def sweep(props: dict[str, Any]) -> None:
+    """The sweep's delete: no aggregated role of the install may exist again."""
+    rbac = _rbac(props)
+    for name in props["roles"]:
+        delete_recreations(rbac, name)
+
+
+class _Provider(ResourceProvider):
+    """Create and update record the inputs; only delete talks to the spoke."""
+
+    def __init__(self, on_delete: Callable[[dict[str, Any]], None]) -> None:
+        self.on_delete = on_delete
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        return CreateResult(id_=str(props["id"]), outs=props)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        keys = ("id", "role", "roles", "connection", "pluginTimeoutSeconds")
+        changed = [k for k in keys if olds.get(k) != news.get(k)]
+        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(outs=news)
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        self.on_delete(props)
+
+
+class AggregatedRoleGuard(pulumi.dynamic.Resource, module="knative-fleet",
+                          name="AggregatedRoleGuard"):
+    """Deleted after the role's feeders and before the role (see the module docstring)."""
+
+    def __init__(self, name: str, *, role: str, connection: dict[str, Any],
+                 plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
+        super().__init__(
+            _Provider(settle_and_delete), name,
+            {"id": role, "role": role, "connection": pulumi.Output.secret(connection),
+             "pluginTimeoutSeconds": plugin_timeout_s},
+            pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))
+
+
+class AggregatedRoleSweep(pulumi.dynamic.Resource, module="knative-fleet",
+                          name="AggregatedRoleSweep"):
+    """Deleted after every object of the spoke (see the module docstring)."""
+
+    def __init__(self, name: str, *, roles: list[str], connection: dict[str, Any],
+                 plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
+        super().__init__(
+            _Provider(sweep), name,
+            {"id": name, "roles": sorted(roles), "connection": pulumi.Output.secret(connection),
+             "pluginTimeoutSeconds": plugin_timeout_s},
+            pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))

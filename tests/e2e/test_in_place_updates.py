@@ -1,0 +1,96 @@
+"""A change to a release ConfigMap or Secret is an update in place: the preview says
+`update`, never `replace`, and during `pulumi up` a watch on the install's ConfigMaps
+and Secrets sees no object deleted and every uid kept (the Knative controllers watch
+these objects; a delete-and-create shows them their configuration gone)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client
+
+from tests.support.fleet import FleetStack, entry
+from tests.support.lab import Lab
+from tests.support.watch import Recorded, recording
+
+pytestmark = pytest.mark.e2e
+NAMESPACES = ["knative-serving", "knative-eventing"]
+REPLACING = {"replace", "create-replacement", "delete-replaced"}
+
+
+@pytest.fixture(scope="module")
+def stack(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetStack]:
+    st = FleetStack(lab, f"t-inplace-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
+    st.init()
+    try:
+        st.configure([entry("spoke-1", serving="1.22", eventing="1.22")])
+        res = st.up()
+        assert res.ok, res.out
+        yield st
+    finally:
+        st.destroy()
+        st.remove()
+        st.cleanup()
+
+
+def uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
+    core = client.CoreV1Api(api)
+    out = {}
+    for ns in NAMESPACES:
+        for cm in core.list_namespaced_config_map(ns).items:
+            out[("ConfigMap", ns, cm.metadata.name)] = cm.metadata.uid
+        for secret in core.list_namespaced_secret(ns).items:
+            out[("Secret", ns, secret.metadata.name)] = secret.metadata.uid
+    return out
+
+
+def up_watched(stack: FleetStack, api: client.ApiClient) -> tuple[Recorded, dict, dict]:
+    before = uids(api)
+    with recording(api, NAMESPACES) as rec:
+        res = stack.up()
+    assert res.ok, res.out
+    return rec, before, uids(api)
+
+
+def steps_for(steps: list[dict], kind: str, name: str) -> set[str]:
+    return {s["op"] for s in steps
+            if s["urn"].endswith(f"::{name}") and f":{kind}::" in s["urn"]}
+
+
+def test_config_change_updates_the_configmap_in_place(lab: Lab, stack: FleetStack) -> None:
+    api = lab.spokes[0].api()
+    fleet = [entry("spoke-1", serving="1.22", eventing="1.22")]
+    fleet[0]["serving"]["config"] = {"defaults": {"revision-timeout-seconds": "123"}}
+    stack.configure(fleet)
+    res, steps = stack.preview_steps()
+    assert res.ok, res.out
+    ops = steps_for(steps, "ConfigMap", "spoke-1:knative-serving/config-defaults")
+    assert ops == {"update"}, ops
+    assert not [s for s in steps if s["op"] in REPLACING], "a replace in the preview"
+    rec, before, after = up_watched(stack, api)
+    assert rec.deleted() == [], rec.deleted()
+    assert after == before
+    data = client.CoreV1Api(api).read_namespaced_config_map(
+        "config-defaults", "knative-serving").data
+    assert data["revision-timeout-seconds"] == "123"
+
+
+def test_upgrade_keeps_every_configmap_and_secret(lab: Lab, stack: FleetStack) -> None:
+    api = lab.spokes[0].api()
+    fleet = [entry("spoke-1", serving="1.23", eventing="1.23")]
+    fleet[0]["serving"]["config"] = {"defaults": {"revision-timeout-seconds": "123"}}
+    stack.configure(fleet)
+    res, steps = stack.preview_steps()
+    assert res.ok, res.out
+    updated = {s["urn"] for s in steps if s["op"] == "update" and ":ConfigMap::" in s["urn"]}
+    assert updated, "the upgrade changes no ConfigMap: the test would prove nothing"
+    replaced = [s["urn"] for s in steps if s["op"] in REPLACING
+                and (":ConfigMap::" in s["urn"] or ":Secret::" in s["urn"])]
+    assert replaced == []
+    rec, before, after = up_watched(stack, api)
+    assert rec.deleted() == [], rec.deleted()
+    kept = {k: v for k, v in after.items() if k in before}
+    assert kept == {k: v for k, v in before.items() if k in after}
+    assert stack.outputs()["spokes"]["spoke-1"]["serving"] == "1.23.0"

@@ -1,0 +1,131 @@
+"""Watches on a spoke that run beside a Pulumi command: one records what happens to
+objects, one plays the aggregation controller with a stale cache."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from kubernetes import client, watch
+from kubernetes.client.rest import ApiException
+
+from components.aggregated_roles import CONTROLLER_FIELD_MANAGER, MANAGED_BY, is_aggregated
+
+
+@dataclass
+class Recorded:
+    """(event type, kind, namespace, name, uid) of every event seen, in order."""
+
+    events: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+
+    def deleted(self) -> list[tuple[str, str, str, str, str]]:
+        return [e for e in self.events if e[0] == "DELETED"]
+
+
+def _stream(list_call: Callable, stop: threading.Event, on_event: Callable[[dict], None],
+            ready: threading.Event) -> None:
+    """Lists once (so the watch starts at a known resourceVersion), then watches until
+    `stop`, re-watching from the last version seen when the server ends a watch."""
+    version = list_call(_request_timeout=30).metadata.resource_version
+    ready.set()
+    while not stop.is_set():
+        w = watch.Watch()
+        try:
+            for event in w.stream(list_call, resource_version=version, timeout_seconds=2,
+                                  allow_watch_bookmarks=True):
+                obj = event["raw_object"]
+                version = obj["metadata"]["resourceVersion"]
+                if event["type"] != "BOOKMARK":
+                    on_event(event)
+                if stop.is_set():
+                    break
+        except ApiException as exc:
+            if exc.status != 410:
+                raise
+            version = list_call(_request_timeout=30).metadata.resource_version
+        finally:
+            w.stop()
+
+
+@contextmanager
+def _watching(list_call: Callable, on_event: Callable[[dict], None]) -> Iterator[None]:
+    stop, ready = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _stream(list_call, stop, on_event, ready)
+        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+            errors.append(exc)
+            ready.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    ready.wait(60)
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not errors, f"watch failed: {errors[0]!r}"
+
+
+@contextmanager
+def recording(api: client.ApiClient, namespaces: list[str]) -> Iterator[Recorded]:
+    """Every ConfigMap and Secret event in `namespaces` while the block runs."""
+    core = client.CoreV1Api(api)
+    rec = Recorded()
+    lock = threading.Lock()
+
+    def record(kind: str) -> Callable[[dict], None]:
+        def on_event(event: dict) -> None:
+            meta = event["raw_object"]["metadata"]
+            if meta.get("namespace") in namespaces:
+                with lock:
+                    rec.events.append((event["type"], kind, meta["namespace"], meta["name"],
+                                       meta["uid"]))
+        return on_event
+
+    with _watching(core.list_config_map_for_all_namespaces, record("ConfigMap")), \
+            _watching(core.list_secret_for_all_namespaces, record("Secret")):
+        yield rec
+
+
+@dataclass
+class Recreations:
+    """Names the stale controller applied again after their delete."""
+
+    applied: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def stale_aggregation_controller(api: client.ApiClient) -> Iterator[Recreations]:
+    """What the ClusterRole aggregation controller does from a stale informer cache,
+    every time: right after an aggregated ClusterRole of the install is deleted, apply
+    it again by name with the rules it last had (field manager
+    `clusterrole-aggregation-controller`, force), which creates it anew."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    last_rules: dict[str, list] = {}
+    done = Recreations()
+
+    def on_event(event: dict) -> None:
+        obj = event["raw_object"]
+        meta = obj["metadata"]
+        ours = (meta.get("labels") or {}).get(MANAGED_BY) == "knative-fleet"
+        if not (ours and is_aggregated(obj)):
+            return
+        if event["type"] in ("ADDED", "MODIFIED"):
+            last_rules[meta["name"]] = obj.get("rules") or []
+            return
+        if event["type"] == "DELETED":
+            body = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": meta["name"]},
+                    "rules": last_rules.get(meta["name"], obj.get("rules") or [])}
+            rbac.patch_cluster_role(meta["name"], body, field_manager=CONTROLLER_FIELD_MANAGER,
+                                    force=True, _content_type="application/apply-patch+yaml")
+            done.applied.append(meta["name"])
+
+    with _watching(rbac.list_cluster_role, on_event):
+        yield done
