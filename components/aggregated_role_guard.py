@@ -148,10 +148,10 @@ def settle_and_delete(props: dict[str, Any]) -> None:
     # nothing it can see) does not block the uninstall: the sweep checks again last.
     _until(time.monotonic() + SETTLE_TIMEOUT_S, caught_up)
     if live is not None:
+        uid = live["metadata"]["uid"]
         _delete(rbac, live)
-    _until(time.monotonic() + GONE_TIMEOUT_S,
-           lambda: (cur := _read(rbac, name)) is None
-           or cur["metadata"]["uid"] != live["metadata"]["uid"])
+        _until(time.monotonic() + GONE_TIMEOUT_S,
+               lambda: (cur := _read(rbac, name)) is None or cur["metadata"]["uid"] != uid)
     delete_recreations(rbac, name)
 
 
