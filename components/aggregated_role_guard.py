@@ -48,11 +48,14 @@ def connection_props(conn: Any) -> dict[str, Any]:
 
 
 def _connection(props: dict[str, Any]) -> Any:
+    """The SpokeConnection back from resource outputs (Pulumi drops the unset fields)."""
     from access import SpokeConnection
 
-    data = dict(props)
-    data["args"] = tuple(data.get("args") or ())
-    data["env"] = tuple(tuple(p) for p in data.get("env") or ())
+    data = {f.name: props.get(f.name) for f in dataclasses.fields(SpokeConnection)}
+    data["args"] = tuple(data["args"] or ())
+    data["env"] = tuple(tuple(p) for p in data["env"] or ())
+    data["insecure_skip_tls_verify"] = bool(data["insecure_skip_tls_verify"])
+    data["provide_cluster_info"] = bool(data["provide_cluster_info"])
     return SpokeConnection(**data)
 
 
@@ -172,7 +175,7 @@ class _Provider(ResourceProvider):
         return CreateResult(id_=str(props["id"]), outs=props)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        keys = ("id", "role", "roles", "connection", "pluginTimeoutSeconds")
+        keys = ("id", "spoke", "role", "roles", "connection", "pluginTimeoutSeconds")
         changed = [k for k in keys if olds.get(k) != news.get(k)]
         return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
 
@@ -180,18 +183,27 @@ class _Provider(ResourceProvider):
         return UpdateResult(outs=news)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        self.on_delete(props)
+        try:
+            self.on_delete(props)
+        except Exception as exc:  # noqa: BLE001 - reported with the spoke and the way on
+            what = props.get("role") or "the aggregated ClusterRoles"
+            raise RuntimeError(
+                f"spoke {props.get('spoke')!r}: could not remove {what} safely: "
+                f"{type(exc).__name__}: {exc}. Fix: make sure the spoke and the hub are "
+                "reachable (the access provider's plugin runs for this step), then run "
+                "the command again; nothing was deleted that the run did not report.") from exc
 
 
 class AggregatedRoleGuard(pulumi.dynamic.Resource, module="knative-fleet",
                           name="AggregatedRoleGuard"):
     """Deleted after the role's feeders and before the role (see the module docstring)."""
 
-    def __init__(self, name: str, *, role: str, connection: dict[str, Any],
+    def __init__(self, name: str, *, spoke: str, role: str, connection: dict[str, Any],
                  plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
         super().__init__(
             _Provider(settle_and_delete), name,
-            {"id": role, "role": role, "connection": pulumi.Output.secret(connection),
+            {"id": role, "role": role, "spoke": spoke,
+             "connection": pulumi.Output.secret(connection),
              "pluginTimeoutSeconds": plugin_timeout_s},
             pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))
@@ -201,11 +213,12 @@ class AggregatedRoleSweep(pulumi.dynamic.Resource, module="knative-fleet",
                           name="AggregatedRoleSweep"):
     """Deleted after every object of the spoke (see the module docstring)."""
 
-    def __init__(self, name: str, *, roles: list[str], connection: dict[str, Any],
+    def __init__(self, name: str, *, spoke: str, roles: list[str], connection: dict[str, Any],
                  plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
         super().__init__(
             _Provider(sweep), name,
-            {"id": name, "roles": sorted(roles), "connection": pulumi.Output.secret(connection),
+            {"id": name, "roles": sorted(roles), "spoke": spoke,
+             "connection": pulumi.Output.secret(connection),
              "pluginTimeoutSeconds": plugin_timeout_s},
             pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))

@@ -95,7 +95,8 @@ class Spoke(pulumi.ComponentResource):
         if not feeders:
             return
         self._roots = [AggregatedRoleSweep(
-            f"{spoke}:aggregated-clusterroles", roles=list(feeders), connection=connection,
+            f"{spoke}:aggregated-clusterroles", spoke=spoke, roles=list(feeders),
+            connection=connection,
             plugin_timeout_s=plugin_timeout_s, opts=pulumi.ResourceOptions(parent=self))]
         for obj in cluster_roles:
             if not is_aggregated(obj):
@@ -105,7 +106,7 @@ class Spoke(pulumi.ComponentResource):
                 spoke, _skip_await(obj), ignore_changes=_server_owned(obj),
                 depends_on=self._roots)
             guard = AggregatedRoleGuard(
-                f"{spoke}:{role}", role=role, connection=connection,
+                f"{spoke}:{role}", spoke=spoke, role=role, connection=connection,
                 plugin_timeout_s=plugin_timeout_s,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[res]))
             for feeder in feeders[role]:

@@ -121,3 +121,12 @@ def test_sweep_deletes_only_recreations(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(guard, "_rbac", lambda props: rbac)
     guard.sweep({"roles": ["agg", "absent"]})
     assert rbac.roles == {}
+
+
+def test_connection_survives_pulumi_dropping_unset_fields() -> None:
+    from tests.unit.test_fleet_program import connection
+
+    conn = connection()
+    props = {k: v for k, v in guard.connection_props(conn).items() if v is not None}
+    props["args"], props["env"] = list(conn.args), [list(p) for p in conn.env]
+    assert guard._connection(props) == conn
