@@ -21,7 +21,13 @@ from kubernetes import client
 
 from lab.clusters import Kwok
 from lab.toolchain import tool_env
-from tests.support.fleet import FleetStack, changed_spokes, deployments_available, entry
+from tests.support.fleet import (
+    FleetStack,
+    changed_spokes,
+    deployments_available,
+    entry,
+    module_stack,
+)
 from tests.support.lab import Lab
 from tests.support.snapshot import kept_by_policy, snapshot
 
@@ -38,17 +44,9 @@ def before(lab: Lab) -> dict[str, set[tuple[str, str, str]]]:
 
 @pytest.fixture(scope="module")
 def stack(lab: Lab, before: dict, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetStack]:
-    st = FleetStack(lab, f"t-fault-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
-    st.init()
-    try:
-        st.configure([entry("spoke-1", serving=None), entry("spoke-2", serving=None)])
-        res = st.up()
-        assert res.ok, res.out
+    with module_stack(lab, "fault", tmp_path_factory.mktemp("state"),
+                      [entry("spoke-1", serving=None), entry("spoke-2", serving=None)]) as st:
         yield st
-    finally:
-        st.destroy()
-        st.remove()
-        st.cleanup()
 
 
 def profiles(lab: Lab) -> client.CustomObjectsApi:

@@ -5,13 +5,12 @@ these objects; a delete-and-create shows them their configuration gone)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
 from kubernetes import client
 
-from tests.support.fleet import FleetStack, entry
+from tests.support.fleet import FleetStack, entry, module_stack
 from tests.support.lab import Lab
 from tests.support.watch import Recorded, recording
 
@@ -22,17 +21,9 @@ REPLACING = {"replace", "create-replacement", "delete-replaced"}
 
 @pytest.fixture(scope="module")
 def stack(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetStack]:
-    st = FleetStack(lab, f"t-inplace-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
-    st.init()
-    try:
-        st.configure([entry("spoke-1", serving="1.22", eventing="1.22")])
-        res = st.up()
-        assert res.ok, res.out
+    with module_stack(lab, "inplace", tmp_path_factory.mktemp("state"),
+                      [entry("spoke-1", serving="1.22", eventing="1.22")]) as st:
         yield st
-    finally:
-        st.destroy()
-        st.remove()
-        st.cleanup()
 
 
 def uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
@@ -59,13 +50,19 @@ def steps_for(steps: list[dict], kind: str, name: str) -> set[str]:
             if s["urn"].endswith(f"::{name}") and f":{kind}::" in s["urn"]}
 
 
-def test_config_change_updates_the_configmap_in_place(lab: Lab, stack: FleetStack) -> None:
-    api = lab.spokes[0].api()
-    fleet = [entry("spoke-1", serving="1.22", eventing="1.22")]
+def configured(stack: FleetStack, version: str) -> list[dict]:
+    """Both components at `version` with one `config` key set; the preview's steps."""
+    fleet = [entry("spoke-1", serving=version, eventing=version)]
     fleet[0]["serving"]["config"] = {"defaults": {"revision-timeout-seconds": "123"}}
     stack.configure(fleet)
     res, steps = stack.preview_steps()
     assert res.ok, res.out
+    return steps
+
+
+def test_config_change_updates_the_configmap_in_place(lab: Lab, stack: FleetStack) -> None:
+    api = lab.spokes[0].api()
+    steps = configured(stack, "1.22")
     ops = steps_for(steps, "ConfigMap", "spoke-1:knative-serving/config-defaults")
     assert ops == {"update"}, ops
     assert not [s for s in steps if s["op"] in REPLACING], "a replace in the preview"
@@ -79,11 +76,7 @@ def test_config_change_updates_the_configmap_in_place(lab: Lab, stack: FleetStac
 
 def test_upgrade_keeps_every_configmap_and_secret(lab: Lab, stack: FleetStack) -> None:
     api = lab.spokes[0].api()
-    fleet = [entry("spoke-1", serving="1.23", eventing="1.23")]
-    fleet[0]["serving"]["config"] = {"defaults": {"revision-timeout-seconds": "123"}}
-    stack.configure(fleet)
-    res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    steps = configured(stack, "1.23")
     updated = {s["urn"] for s in steps if s["op"] == "update" and ":ConfigMap::" in s["urn"]}
     assert updated, "the upgrade changes no ConfigMap: the test would prove nothing"
     replaced = [s["urn"] for s in steps if s["op"] in REPLACING

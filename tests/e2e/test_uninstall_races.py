@@ -11,7 +11,6 @@ busy processes per core and the spokes' own controller-managers at nice 19)."""
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -19,7 +18,7 @@ import pytest
 
 from lab.clusters import Kwok
 from lab.toolchain import tool_env
-from tests.support.fleet import FleetStack, entry
+from tests.support.fleet import FleetStack, entry, module_stack
 from tests.support.lab import Lab
 from tests.support.load import loaded_machine
 from tests.support.snapshot import kept_by_policy, snapshot
@@ -34,15 +33,9 @@ DESTROY_CEILING_S = 300
 
 @pytest.fixture(scope="module")
 def stack(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetStack]:
-    st = FleetStack(lab, f"t-race-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
-    st.init()
-    try:
+    with module_stack(lab, "race", tmp_path_factory.mktemp("state")) as st:
         st.configure([entry("spoke-1"), entry("spoke-2")])
         yield st
-    finally:
-        st.destroy()
-        st.remove()
-        st.cleanup()
 
 
 @pytest.fixture(scope="module")

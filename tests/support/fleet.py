@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kubernetes import client
@@ -82,3 +85,22 @@ def deployments_available(api: client.ApiClient, namespace: str) -> dict[str, bo
         conds = {c.type: c.status for c in (d.status.conditions or [])}
         result[d.metadata.name] = conds.get("Available") == "True"
     return result
+
+
+@contextmanager
+def module_stack(lab: Lab, prefix: str, state_dir: Path,
+                 fleet: list[dict] | None = None) -> Iterator[FleetStack]:
+    """A new `t-<prefix>-*` stack for one test module, installed with `fleet` when given;
+    destroyed and removed afterwards whatever the tests did."""
+    stack = FleetStack(lab, f"t-{prefix}-{uuid.uuid4().hex[:6]}", state_dir)
+    stack.init()
+    try:
+        if fleet is not None:
+            stack.configure(fleet)
+            res = stack.up()
+            assert res.ok, res.out
+        yield stack
+    finally:
+        stack.destroy()
+        stack.remove()
+        stack.cleanup()
