@@ -32,22 +32,25 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
+
+if TYPE_CHECKING:
+    from access import SpokeConnection
 
 SETTLE_TIMEOUT_S = 120.0
 GONE_TIMEOUT_S = 60.0
 POLL_S = 0.5
 
 
-def connection_props(conn: Any) -> dict[str, Any]:
+def connection_props(conn: SpokeConnection) -> dict[str, Any]:
     """A SpokeConnection as plain data for a resource input."""
     return dataclasses.asdict(conn)
 
 
-def _connection(props: dict[str, Any]) -> Any:
+def _connection(props: dict[str, Any]) -> SpokeConnection:
     """The SpokeConnection back from resource outputs (Pulumi drops the unset fields)."""
     from access import SpokeConnection
 

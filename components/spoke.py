@@ -8,6 +8,7 @@ import json
 import pulumi
 import pulumi_kubernetes as k8s
 
+from access import SpokeConnection
 from components import manifests
 from components.aggregated_role_guard import (
     AggregatedRoleGuard,
@@ -43,7 +44,7 @@ class Spoke(pulumi.ComponentResource):
         kubeconfig: dict,
         identifier: str,
         plans: list[InstallPlan],
-        connection: object,
+        connection: SpokeConnection,
         plugin_timeout_s: float = 30.0,
         delete_unreachable: bool = False,
         opts: pulumi.ResourceOptions | None = None,
