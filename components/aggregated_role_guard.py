@@ -32,13 +32,16 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pulumi
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
-if TYPE_CHECKING:
-    from access import SpokeConnection
+from access import SpokeConnection, run_exec_plugin
+from components.aggregated_roles import is_controller_recreation, selector_strings, settled
+from components.spoke_reader import spoke_api_client
 
 SETTLE_TIMEOUT_S = 120.0
 GONE_TIMEOUT_S = 60.0
@@ -52,8 +55,6 @@ def connection_props(conn: SpokeConnection) -> dict[str, Any]:
 
 def _connection(props: dict[str, Any]) -> SpokeConnection:
     """The SpokeConnection back from resource outputs (Pulumi drops the unset fields)."""
-    from access import SpokeConnection
-
     data = {f.name: props.get(f.name) for f in dataclasses.fields(SpokeConnection)}
     data["args"] = tuple(data["args"] or ())
     data["env"] = tuple(tuple(p) for p in data["env"] or ())
@@ -64,19 +65,12 @@ def _connection(props: dict[str, Any]) -> SpokeConnection:
 
 def _rbac(props: dict[str, Any]) -> Any:
     """An RBAC client for the spoke, with a credential the exec plugin issues now."""
-    from kubernetes import client
-
-    from access import run_exec_plugin
-    from components.spoke_reader import spoke_api_client
-
     conn = _connection(props["connection"])
     token = run_exec_plugin(conn, timeout=float(props.get("pluginTimeoutSeconds") or 30))
     return client.RbacAuthorizationV1Api(spoke_api_client(conn, token))
 
 
 def _read(rbac: Any, name: str) -> dict | None:
-    from kubernetes.client.rest import ApiException
-
     try:
         return rbac.api_client.sanitize_for_serialization(
             rbac.read_cluster_role(name, _request_timeout=15))
@@ -87,9 +81,6 @@ def _read(rbac: Any, name: str) -> dict | None:
 
 
 def _delete(rbac: Any, obj: dict) -> None:
-    from kubernetes import client
-    from kubernetes.client.rest import ApiException
-
     uid = obj["metadata"]["uid"]
     try:
         rbac.delete_cluster_role(
@@ -112,8 +103,6 @@ def _until(deadline: float, check: Callable[[], bool]) -> bool:
 def delete_recreations(rbac: Any, name: str, timeout: float = GONE_TIMEOUT_S) -> None:
     """Deletes `name` while it is a role only the aggregation controller wrote, until the
     name is free or held by an object someone else wrote (which is left alone)."""
-    from components.aggregated_roles import is_controller_recreation
-
     def free() -> bool:
         live = _read(rbac, name)
         if live is None or not is_controller_recreation(live):
@@ -128,8 +117,6 @@ def delete_recreations(rbac: Any, name: str, timeout: float = GONE_TIMEOUT_S) ->
 
 def settle_and_delete(props: dict[str, Any]) -> None:
     """The guard's delete: wait for the controller to catch up, delete, free the name."""
-    from components.aggregated_roles import selector_strings, settled
-
     name = props["role"]
     rbac = _rbac(props)
     live = _read(rbac, name)
