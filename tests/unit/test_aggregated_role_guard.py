@@ -12,6 +12,7 @@ from kubernetes.client.rest import ApiException
 
 from components import aggregated_role_guard as guard
 from components.aggregated_roles import CONTROLLER_FIELD_MANAGER, selector_matches
+from tests.support.factories import spoke_connection
 
 RULE = {"apiGroups": ["a"], "resources": ["x"], "verbs": ["get"]}
 SELECTOR = {"matchLabels": {"feeds": "agg"}}
@@ -124,9 +125,7 @@ def test_sweep_deletes_only_recreations(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_connection_survives_pulumi_dropping_unset_fields() -> None:
-    from tests.unit.test_fleet_program import connection
-
-    conn = connection()
+    conn = spoke_connection()
     props = {k: v for k, v in guard.connection_props(conn).items() if v is not None}
     props["args"], props["env"] = list(conn.args), [list(p) for p in conn.env]
     assert guard._connection(props) == conn

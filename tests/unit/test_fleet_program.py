@@ -6,11 +6,11 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from access import SpokeConnection
 from components import fleet as fleet_mod
 from components import plan as planning
 from components.fleet_config import parse_fleet_config
 from lab.paths import RELEASES
+from tests.support.factories import spoke_connection
 
 REGISTERED: list[tuple[str, str, dict, pulumi.ResourceOptions | None]] = []
 
@@ -25,14 +25,6 @@ class Mocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         return {}
-
-
-def connection() -> SpokeConnection:
-    return SpokeConnection(
-        server="https://127.0.0.1:6443", certificate_authority_data=None, proxy_url=None,
-        tls_server_name=None, insecure_skip_tls_verify=False, provider_name="secretreader",
-        exec_api_version="client.authentication.k8s.io/v1", command="/bin/secretreader",
-        args=(), env=(), provide_cluster_info=True, exec_extension={"clusterName": "s"})
 
 
 @pytest.fixture()
@@ -55,7 +47,7 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatc
 
     def fake_resolve(cfg):
         return [fleet_mod.SpokeResult(
-            entry=e, connection=connection(), server_version="v1.36.3",
+            entry=e, connection=spoke_connection(), server_version="v1.36.3",
             plans=planning.plan_spoke(e, cfg.release_base, {})) for e in cfg.fleet]
 
     monkeypatch.setattr(fleet_mod, "resolve_fleet", fake_resolve)
