@@ -6,7 +6,7 @@ import pulumi
 
 from access import ProviderFileError
 from components.fleet import deploy
-from components.fleet_config import CONFIG_NAMESPACE, FleetConfigError, parse_fleet_config
+from config.fleet import CONFIG_NAMESPACE, FleetConfigError, parse_fleet_config
 
 STRING_KEYS = ("providerFile", "releaseBase")
 STRUCTURED_KEYS = ("hub", "pluginTimeoutSeconds", "fleet")

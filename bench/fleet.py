@@ -39,9 +39,9 @@ from typing import Any  # noqa: E402
 
 import yaml  # noqa: E402
 
-from components import manifests, releases  # noqa: E402
-from components import plan as planning  # noqa: E402
-from components.fleet_config import FleetEntry, parse_fleet_config  # noqa: E402
+from config.fleet import FleetEntry, parse_fleet_config  # noqa: E402
+from knative import manifests, releases  # noqa: E402
+from knative import plan as planning  # noqa: E402
 from lab.clusters import Kwok  # noqa: E402
 from lab.paths import LAB_DIR, RELEASES  # noqa: E402
 from lab.toolchain import tool_env  # noqa: E402
@@ -1228,7 +1228,7 @@ def write_markdown(results: dict[str, Any], samples: Samples, argv: list[str],
         "", "## Method", "",
         f"1. Install: knative-fleet's first `pulumi up --skip-preview` on fresh {FLEET_SPOKE} "
         f"(the run ends when every Deployment is Available) against kubectl on fresh "
-        f"{KUBECTL_SPOKE} with exactly the objects `components.plan.plan_spoke` renders, "
+        f"{KUBECTL_SPOKE} with exactly the objects `knative.plan.plan_spoke` renders, "
         "in the order components/spoke.py registers them: per component the namespace, "
         "CRDs, cluster-scoped and external objects and the anchor in one `kubectl apply "
         "--server-side`, `kubectl wait` for the CRDs to be Established, the anchors' uids "

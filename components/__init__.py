@@ -1,1 +1,1 @@
-"""Fleet configuration, release manifests and the per-spoke Pulumi component."""
+"""The Pulumi layer: the Spoke component and the program that registers the fleet."""

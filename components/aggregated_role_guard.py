@@ -1,6 +1,6 @@
 """Uninstall of aggregated ClusterRoles that leaves nothing behind and never hangs.
 
-The race (see `components.aggregated_roles`): the aggregation controller recomputes an
+The race (see `knative.aggregated_roles`): the aggregation controller recomputes an
 aggregated role whenever a ClusterRole changes and applies the result from its cache;
 an apply that lands after the role's delete creates the role anew. Dependency order
 alone cannot close that window while the controller's cache lags, and a Pulumi
@@ -40,8 +40,8 @@ from kubernetes.client.rest import ApiException
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
 from access import SpokeConnection, run_exec_plugin
-from components.aggregated_roles import is_controller_recreation, selector_strings, settled
-from components.spoke_reader import spoke_api_client
+from access.spoke_facts import spoke_api_client
+from knative.aggregated_roles import is_controller_recreation, selector_strings, settled
 
 SETTLE_TIMEOUT_S = 120.0
 GONE_TIMEOUT_S = 60.0

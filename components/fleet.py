@@ -30,12 +30,12 @@ from access import (
     to_kubeconfig,
 )
 from access.connection import build_connection, check_ready
-from components import plan as planning
-from components.fleet_config import FleetConfig, FleetEntry
-from components.releases import ReleaseError
+from access.spoke_facts import read_spoke_facts
 from components.spoke import Spoke, cluster_identifier
-from components.spoke_reader import read_spoke_facts
-from components.transforms import TransformError
+from config.fleet import FleetConfig, FleetEntry
+from knative import plan as planning
+from knative.releases import ReleaseError
+from knative.spec.config import TransformError
 
 
 @dataclass

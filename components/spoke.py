@@ -9,14 +9,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from access import SpokeConnection
-from components import manifests
 from components.aggregated_role_guard import (
     AggregatedRoleGuard,
     AggregatedRoleSweep,
     connection_props,
 )
-from components.aggregated_roles import feeders_by_role, is_aggregated
-from components.plan import InstallPlan
+from knative import manifests
+from knative.aggregated_roles import feeders_by_role, is_aggregated
+from knative.plan import InstallPlan
 
 
 def cluster_identifier(profile_namespace: str, profile_name: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from components.aggregated_roles import CONTROLLER_FIELD_MANAGER, MANAGED_BY, is_aggregated
+from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, MANAGED_BY, is_aggregated
 
 
 @dataclass

@@ -8,9 +8,9 @@ import functools
 import pytest
 from pydantic import ValidationError
 
-from components import manifests, releases
-from components.registry import Registry, apply_registry, pod_spec
-from components.transforms import TransformError
+from knative import manifests, releases
+from knative.spec.config import TransformError
+from knative.spec.registry import Registry, apply_registry, pod_spec
 from lab.paths import RELEASES
 
 DEFAULT = "registry.example.com/knative/${NAME}:v1.23.0"

@@ -10,15 +10,15 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from components import manifests, releases
-from components.eventing_options import (
+from knative import manifests, releases
+from knative.manifests import Rendered
+from knative.spec.config import TransformError, merge_config
+from knative.spec.eventing import (
     EventingOptions,
     EventingSources,
     apply_default_broker_class,
     apply_sink_binding_selection_mode,
 )
-from components.manifests import Rendered
-from components.transforms import TransformError, merge_config
 from lab.paths import RELEASES
 
 

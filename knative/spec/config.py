@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.manifests import Rendered
+from knative.manifests import Rendered
 
 
 class TransformError(ValueError):

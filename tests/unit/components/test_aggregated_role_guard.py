@@ -11,7 +11,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 from components import aggregated_role_guard as guard
-from components.aggregated_roles import CONTROLLER_FIELD_MANAGER, selector_matches
+from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, selector_matches
 from tests.support.factories import spoke_connection
 
 RULE = {"apiGroups": ["a"], "resources": ["x"], "verbs": ["get"]}

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from components import manifests, releases
-from components.registry import pod_spec
-from components.transforms import TransformError
-from components.workload_overrides import (
+from knative import manifests, releases
+from knative.spec.config import TransformError
+from knative.spec.registry import pod_spec
+from knative.spec.workloads import (
     HighAvailability,
     PodDisruptionBudgetOverride,
     ServiceOverride,

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from components import releases
-from components.releases import ReleaseError
+from knative import releases
+from knative.releases import ReleaseError
+from lab.paths import RELEASES
 from tests.support.http_server import serve
 
-MIRROR = Path(__file__).resolve().parents[3] / "shared" / "knative-releases"
+MIRROR = RELEASES
 BASE = MIRROR.as_uri()
 
 

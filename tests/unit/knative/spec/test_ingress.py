@@ -11,8 +11,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from components import manifests, releases
-from components.ingress import (
+from knative import manifests, releases
+from knative.manifests import SKIP_AWAIT_ANNOTATION, Rendered
+from knative.spec.config import TransformError, merge_config
+from knative.spec.ingress import (
     INGRESS_CLASSES,
     ControllerCustomCerts,
     Ingress,
@@ -20,8 +22,6 @@ from components.ingress import (
     apply_custom_certs,
     apply_ingress,
 )
-from components.manifests import SKIP_AWAIT_ANNOTATION, Rendered
-from components.transforms import TransformError, merge_config
 from lab.paths import RELEASES
 
 

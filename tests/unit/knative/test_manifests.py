@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from components import manifests, releases
-from components.manifests import Rendered
-from components.releases import ReleaseError
+from knative import manifests, releases
+from knative.manifests import Rendered
+from knative.releases import ReleaseError
+from lab.paths import RELEASES
 
-MIRROR = Path(__file__).resolve().parents[3] / "shared" / "knative-releases"
+MIRROR = RELEASES
 BASE = MIRROR.as_uri()
 SERVING_NS = "knative-serving"
 EVENTING_NS = "knative-eventing"

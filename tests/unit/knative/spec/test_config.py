@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components import manifests, releases
-from components.transforms import TransformError, merge_config
+from knative import manifests, releases
+from knative.spec.config import TransformError, merge_config
 from lab.paths import RELEASES
 
 

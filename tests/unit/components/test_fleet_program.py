@@ -7,8 +7,8 @@ import pulumi
 import pytest
 
 from components import fleet as fleet_mod
-from components import plan as planning
-from components.fleet_config import parse_fleet_config
+from config.fleet import parse_fleet_config
+from knative import plan as planning
 from lab.paths import RELEASES
 from tests.support.factories import spoke_connection
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from access import ProfileError, ProviderFile, Reason, build_connection, check_ready, to_kubeconfig
+from lab.paths import CLUSTERPROFILE_CRD
 
-CRD = Path(__file__).parents[3] / "shared/cluster-inventory-api/v0.1.2"
+CRD = CLUSTERPROFILE_CRD.parent
 CRD_FILE = CRD / "multicluster.x-k8s.io_clusterprofiles.yaml"
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
 ARGS_EXT = "clusterprofiles.multicluster.x-k8s.io/exec/additional-args"

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from components import plan as planning
-from components.aggregated_roles import (
+from config.fleet import parse_fleet_config
+from knative import plan as planning
+from knative.aggregated_roles import (
     expected_rules,
     feeders_by_role,
     feeds,
@@ -16,7 +17,6 @@ from components.aggregated_roles import (
     selector_string,
     settled,
 )
-from components.fleet_config import parse_fleet_config
 from lab.paths import RELEASES
 
 

@@ -14,10 +14,10 @@ from typing import Annotated, Literal, get_args
 import yaml
 from pydantic import Field
 
-from components.config_base import Strict
-from components.ingress import user_config_sets
-from components.manifests import Rendered
-from components.transforms import TransformError
+from core.strict import Strict
+from knative.manifests import Rendered
+from knative.spec.config import TransformError
+from knative.spec.ingress import user_config_sets
 
 SinkBindingSelectionMode = Literal["inclusion", "exclusion"]
 SINK_BINDING_SELECTION_MODES: tuple[str, ...] = get_args(SinkBindingSelectionMode)

@@ -7,15 +7,16 @@ import threading
 from dataclasses import dataclass
 from typing import Literal
 
-from components import manifests, releases, transforms
-from components.eventing_options import (
+from config.fleet import ComponentSpec, EventingSpec, FleetEntry, ServingSpec
+from knative import manifests, releases
+from knative.spec import config as transforms
+from knative.spec.eventing import (
     apply_default_broker_class,
     apply_sink_binding_selection_mode,
 )
-from components.fleet_config import ComponentSpec, EventingSpec, FleetEntry, ServingSpec
-from components.ingress import apply_custom_certs, apply_ingress
-from components.registry import apply_registry
-from components.workload_overrides import (
+from knative.spec.ingress import apply_custom_certs, apply_ingress
+from knative.spec.registry import apply_registry
+from knative.spec.workloads import (
     apply_high_availability,
     apply_pdb_overrides,
     apply_service_overrides,

@@ -18,11 +18,11 @@ from pydantic import (
     model_validator,
 )
 
-from components.config_base import Strict
-from components.eventing_options import EventingOptions
-from components.ingress import ControllerCustomCerts, Ingress
-from components.registry import Registry
-from components.workload_overrides import (
+from core.strict import Strict
+from knative.spec.eventing import EventingOptions
+from knative.spec.ingress import ControllerCustomCerts, Ingress
+from knative.spec.registry import Registry
+from knative.spec.workloads import (
     HighAvailability,
     PodDisruptionBudgetOverride,
     ServiceOverride,

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import plan as planning
-from components.fleet_config import FleetConfigError, parse_fleet_config
-from components.transforms import TransformError
+from config.fleet import FleetConfigError, parse_fleet_config
+from knative import plan as planning
+from knative.spec.config import TransformError
 from lab.paths import RELEASES
 
 BASE = f"file://{RELEASES}"

@@ -1,0 +1,1 @@
+"""The fleet stack's configuration: every input the user writes, validated once."""

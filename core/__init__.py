@@ -1,0 +1,1 @@
+"""What every other package builds on."""

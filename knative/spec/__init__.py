@@ -1,0 +1,1 @@
+"""The Knative Operator's `spec` keys, as transforms over the rendered release."""
