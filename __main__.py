@@ -4,9 +4,9 @@ import json
 
 import pulumi
 
-from access import ProviderFileError
 from components.fleet import deploy
-from config.fleet import CONFIG_NAMESPACE, FleetConfigError, parse_fleet_config
+from config.fleet import CONFIG_NAMESPACE, parse_fleet_config
+from core.errors import ConfigError
 
 STRING_KEYS = ("providerFile", "releaseBase")
 STRUCTURED_KEYS = ("hub", "pluginTimeoutSeconds", "fleet")
@@ -31,5 +31,5 @@ def raw_config() -> dict:
 
 try:
     deploy(parse_fleet_config(raw_config()))
-except (FleetConfigError, ProviderFileError) as exc:
+except ConfigError as exc:
     raise pulumi.RunError(str(exc)) from None

@@ -11,16 +11,20 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
+
+from core.errors import ProviderFileError
+from core.problems import problem_lines
+from core.strict import Strict
 
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
 
 
-class _Strict(BaseModel):
-    """Unknown keys are errors (typos), and JSON types are not coerced (Go does not)."""
+class _Strict(Strict):
+    """As every input model, and JSON types are not coerced (Go does not)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(strict=True, frozen=True)
 
 
 class ExecEnvVar(_Strict):
@@ -98,29 +102,6 @@ class ProviderFile(_Strict):
         return [p.name for p in self.providers]
 
 
-class ProviderFileError(ValueError):
-    """The provider file is unusable; the message alone tells the user what to fix."""
-
-
-def _json_path(loc: tuple[int | str, ...]) -> str:
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "(top level)"
-
-
-def _describe(error: ValidationError) -> str:
-    problems = []
-    for item in error.errors(include_url=False):
-        msg = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            msg = "unknown key (typo?)"
-        elif item["type"] == "literal_error":
-            msg += f" (got {item['input']!r})"
-        problems.append(f"{_json_path(item['loc'])}: {msg}")
-    return "; ".join(problems)
-
-
 def load_provider_file(path: str) -> ProviderFile:
     """Read and validate the provider file, or raise ProviderFileError naming every problem."""
     try:
@@ -144,5 +125,5 @@ def load_provider_file(path: str) -> ProviderFile:
         return ProviderFile.model_validate(data)
     except ValidationError as exc:
         raise ProviderFileError(
-            f"access provider file {path!r} is invalid: {_describe(exc)}"
+            f"access provider file {path!r} is invalid: {'; '.join(problem_lines(exc))}"
         ) from None

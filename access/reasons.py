@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import enum
 
+from core.errors import ProfileError, ResolutionError
+
+__all__ = ["REMEDIATION", "ProfileError", "Reason", "ResolutionError"]
+
 
 class Reason(enum.StrEnum):
     """Operator-compatible reason names for a spoke that cannot be resolved."""
@@ -63,40 +67,3 @@ REMEDIATION: dict[Reason, str] = {
         "fix the entry's serving/eventing section in the stack config as the message says"
     ),
 }
-
-
-class ProfileError(Exception):
-    """A resolution step failed; spoke-agnostic so each step stays testable on its own.
-
-    The resolver wraps it into `ResolutionError`, which adds the spoke and the fix.
-    """
-
-    def __init__(self, reason: Reason, message: str) -> None:
-        super().__init__(f"{reason}: {message}")
-        self.reason = reason
-        self.message = message
-
-    def __reduce__(self):  # keep it picklable despite the custom __init__
-        return (type(self), (self.reason, self.message))
-
-
-class ResolutionError(Exception):
-    """A spoke could not be resolved; `str()` is the complete user-facing sentence.
-
-    Messages are built by this package from non-secret facts only (names, URLs, the
-    plugin's stderr with token-looking values redacted), never from credentials.
-    """
-
-    def __init__(self, spoke: str, reason: Reason, message: str) -> None:
-        self.spoke = spoke
-        self.reason = reason
-        self.message = message
-        super().__init__(str(self))
-
-    def __reduce__(self):  # keep it picklable despite the custom __init__
-        return (type(self), (self.spoke, self.reason, self.message))
-
-    def __str__(self) -> str:
-        return (
-            f"spoke {self.spoke!r}: {self.reason}: {self.message}. Fix: {REMEDIATION[self.reason]}"
-        )

@@ -33,9 +33,8 @@ from access.connection import build_connection, check_ready
 from access.spoke_facts import read_spoke_facts
 from components.spoke import Spoke, cluster_identifier
 from config.fleet import FleetConfig, FleetEntry
+from core.errors import ReleaseError, TransformError
 from knative import plan as planning
-from knative.releases import ReleaseError
-from knative.spec.config import TransformError
 
 
 @dataclass

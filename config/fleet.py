@@ -18,7 +18,9 @@ from pydantic import (
     model_validator,
 )
 
-from core.strict import Strict
+from core.errors import FleetConfigError
+from core.problems import problem_lines
+from core.strict import DNS_LABEL, Strict
 from knative.spec.eventing import EventingOptions
 from knative.spec.ingress import ControllerCustomCerts, Ingress
 from knative.spec.registry import Registry
@@ -30,7 +32,6 @@ from knative.spec.workloads import (
 )
 
 CONFIG_NAMESPACE = "knative-fleet"
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
@@ -174,30 +175,12 @@ class FleetConfig(Strict):
         return self
 
 
-class FleetConfigError(ValueError):
-    """All problems of a fleet config, one line each with its config path."""
-
-
-def _path(loc: tuple[Any, ...]) -> str:
-    out = CONFIG_NAMESPACE + ":"
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("" if i == 0 else ".") + str(part)
-    return out
-
-
 def parse_fleet_config(raw: dict[str, Any]) -> FleetConfig:
     """Validates the raw stack config; raises FleetConfigError listing every problem."""
     try:
         return FleetConfig.model_validate(raw)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if p not in ("function-after",))
-            msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"  {_path(loc)}: {msg}")
+        lines = [f"  {line}" for line in problem_lines(exc, CONFIG_NAMESPACE + ":")]
         raise FleetConfigError(
             "the fleet configuration is invalid:\n" + "\n".join(lines)
             + "\nFix these keys in the stack config (stacks/Pulumi.<stack>.yaml); see README "

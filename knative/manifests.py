@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from knative.releases import ReleaseError
+from core.errors import ReleaseError
 
 ANCHOR_LABEL_MANAGED_BY = "knative-fleet"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"

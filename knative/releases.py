@@ -16,6 +16,8 @@ from typing import Literal
 
 import yaml
 
+from core.errors import ReleaseError
+
 DEFAULT_BASE = "https://github.com"
 FETCH_TIMEOUT_SECONDS = 60
 
@@ -106,10 +108,6 @@ class _RedefinableAnchorLoader(yaml.SafeLoader):
             if anchor is not None:
                 self.anchors.pop(anchor, None)
         return super().compose_node(parent, index)
-
-
-class ReleaseError(ValueError):
-    """A release cannot be resolved or read; the message says what to fix."""
 
 
 def _known(component: str) -> tuple[str, ...]:

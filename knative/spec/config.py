@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.errors import TransformError
 from knative.manifests import Rendered
-
-
-class TransformError(ValueError):
-    """An entry's transform input does not fit the release (names the fix)."""
 
 
 def merge_config(rendered: Rendered, config: Mapping[str, Mapping[str, str]]) -> Rendered:

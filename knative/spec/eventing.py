@@ -14,9 +14,9 @@ from typing import Annotated, Literal, get_args
 import yaml
 from pydantic import Field
 
+from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import Rendered
-from knative.spec.config import TransformError
 from knative.spec.ingress import user_config_sets
 
 SinkBindingSelectionMode = Literal["inclusion", "exclusion"]

@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import SKIP_AWAIT_ANNOTATION, Rendered
-from knative.spec.config import TransformError
 
 IngressName = Literal["kourier", "istio", "gateway-api", "contour"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import Rendered
-from knative.spec.config import TransformError
 
 NAME_VARIABLE = "${NAME}"
 CACHING_IMAGE_API_VERSION = "caching.internal.knative.dev/v1alpha1"

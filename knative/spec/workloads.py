@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
+from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import CR_NAME_LABEL, MANAGED_BY_LABEL, Rendered
-from knative.spec.config import TransformError
 from knative.spec.registry import all_objects, pod_spec, workload_matches
 
 # The operator's haUnSupported: the controller scales it (0 or 1) itself.

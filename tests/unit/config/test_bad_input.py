@@ -12,7 +12,8 @@ import pytest
 
 from access import ProfileError, ProviderFile, ProviderFileError, Reason, load_provider_file
 from access.connection import build_connection, check_ready
-from config.fleet import FleetConfigError, parse_fleet_config
+from config.fleet import parse_fleet_config
+from core.errors import FleetConfigError
 
 REF = {"name": "p", "namespace": "fleet-system"}
 GOOD_ENTRY = {"name": "spoke-1", "clusterProfileRef": REF, "serving": {"version": "1.23"}}

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import ReleaseError
 from knative import manifests, releases
 from knative.manifests import Rendered
-from knative.releases import ReleaseError
 from lab.paths import RELEASES
 
 MIRROR = RELEASES

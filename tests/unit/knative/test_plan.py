@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from config.fleet import FleetConfigError, parse_fleet_config
+from config.fleet import parse_fleet_config
+from core.errors import FleetConfigError, TransformError
 from knative import plan as planning
-from knative.spec.config import TransformError
 from lab.paths import RELEASES
 
 BASE = f"file://{RELEASES}"

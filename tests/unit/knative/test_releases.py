@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import ReleaseError
 from knative import releases
-from knative.releases import ReleaseError
 from lab.paths import RELEASES
 from tests.support.http_server import serve
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from core.errors import TransformError
 from knative import manifests, releases
-from knative.spec.config import TransformError, merge_config
+from knative.spec.config import merge_config
 from lab.paths import RELEASES
 
 

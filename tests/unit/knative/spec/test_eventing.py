@@ -10,9 +10,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from core.errors import TransformError
 from knative import manifests, releases
 from knative.manifests import Rendered
-from knative.spec.config import TransformError, merge_config
+from knative.spec.config import merge_config
 from knative.spec.eventing import (
     EventingOptions,
     EventingSources,

@@ -11,9 +11,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from core.errors import TransformError
 from knative import manifests, releases
 from knative.manifests import SKIP_AWAIT_ANNOTATION, Rendered
-from knative.spec.config import TransformError, merge_config
+from knative.spec.config import merge_config
 from knative.spec.ingress import (
     INGRESS_CLASSES,
     ControllerCustomCerts,

@@ -8,8 +8,8 @@ import functools
 import pytest
 from pydantic import ValidationError
 
+from core.errors import TransformError
 from knative import manifests, releases
-from knative.spec.config import TransformError
 from knative.spec.registry import Registry, apply_registry, pod_spec
 from lab.paths import RELEASES
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from core.errors import TransformError
 from knative import manifests, releases
-from knative.spec.config import TransformError
 from knative.spec.registry import pod_spec
 from knative.spec.workloads import (
     HighAvailability,
