@@ -13,6 +13,7 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 from urllib3 import exceptions as u3
 
+from .network import HUB, Failure
 from .reasons import ProfileError, Reason
 
 GROUP = "multicluster.x-k8s.io"
@@ -57,21 +58,6 @@ def _is_profile_404(exc: ApiException) -> bool:
     return details.get("kind") == PLURAL or bool(details.get("name"))
 
 
-def _connection_cause(exc: Exception, host: str, timeout: float) -> str:
-    inner = exc.reason if isinstance(exc, u3.MaxRetryError) and exc.reason else exc
-    if isinstance(inner, u3.NameResolutionError):
-        return f"cannot resolve the hub host {host}"
-    if isinstance(inner, u3.NewConnectionError):
-        if "refused" in str(inner):
-            return f"connection refused by the hub at {host}"
-        return f"cannot connect to the hub at {host}: {inner}"
-    if isinstance(inner, u3.SSLError):
-        return f"TLS to the hub at {host} failed: {inner}"
-    if isinstance(inner, u3.TimeoutError):
-        return f"the hub at {host} did not answer within {timeout:g} s"
-    return f"cannot reach the hub at {host}: {inner}"
-
-
 def read_cluster_profile(
     api: kubernetes.client.ApiClient, namespace: str, name: str, timeout: float = 10.0
 ) -> dict:
@@ -96,9 +82,8 @@ def read_cluster_profile(
             ) from None
         if not exc.status:  # the client turns urllib3 SSLError into status 0
             reason = str(exc.reason).replace("\n", ": ")
-            raise _unavailable(
-                f"cannot read {ref}: TLS to the hub at {host} failed: {reason}"
-            ) from None
+            tls = HUB.say(Failure.TLS, server=host, timeout=timeout, detail=reason)
+            raise _unavailable(f"cannot read {ref}: {tls}") from None
         if exc.status in (401, 403):
             word = "rejected our credentials" if exc.status == 401 else "denied access"
             raise _unavailable(
@@ -108,6 +93,7 @@ def read_cluster_profile(
             f"the hub answered HTTP {exc.status} reading {ref}: {_api_message(exc)}"
         ) from None
     except u3.HTTPError as exc:
-        raise _unavailable(f"cannot read {ref}: {_connection_cause(exc, host, timeout)}") from None
+        cause = HUB.describe(exc, server=host, timeout=timeout)
+        raise _unavailable(f"cannot read {ref}: {cause}") from None
     except Exception as exc:  # noqa: BLE001 - auth refresh etc.: one spoke must not crash all
         raise _unavailable(f"cannot read {ref}: {type(exc).__name__}: {exc}") from None
