@@ -1,7 +1,8 @@
 """Resolve fleet spokes through the Cluster Inventory API (ClusterProfile + exec plugin)."""
 
 from .connection import SpokeConnection, build_connection, check_ready, to_kubeconfig
-from .exec_plugin import PluginCredential, fetch_credential, run_exec_plugin
+from .credential import PluginCredential
+from .exec_plugin import run_exec_plugin
 from .hub import hub_api_client, read_cluster_profile
 from .probe import probe_spoke
 from .provider_file import (
@@ -14,6 +15,7 @@ from .provider_file import (
 )
 from .reasons import REMEDIATION, ProfileError, Reason, ResolutionError
 from .resolve import ResolvedSpoke, resolve_spoke
+from .spoke_facts import SpokeFacts, read_spoke_facts, spoke_api_client
 
 __all__ = [
     "REMEDIATION",
@@ -28,14 +30,16 @@ __all__ = [
     "ResolutionError",
     "ResolvedSpoke",
     "SpokeConnection",
+    "SpokeFacts",
     "build_connection",
     "check_ready",
-    "fetch_credential",
     "hub_api_client",
     "load_provider_file",
     "probe_spoke",
     "read_cluster_profile",
+    "read_spoke_facts",
     "resolve_spoke",
     "run_exec_plugin",
+    "spoke_api_client",
     "to_kubeconfig",
 ]

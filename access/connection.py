@@ -242,13 +242,6 @@ def build_connection(profile: dict, providers: ProviderFile) -> SpokeConnection:
     )
 
 
-def merged_env(conn: SpokeConnection, extra_env: Mapping[str, str] | None) -> list[tuple[str, str]]:
-    """The plugin's own env: the connection's, plus `extra_env` for names it does not set."""
-    own = {name for name, _ in conn.env}
-    extra = sorted((k, v) for k, v in (extra_env or {}).items() if k not in own)
-    return [*conn.env, *extra]
-
-
 def cluster_info(conn: SpokeConnection) -> dict[str, Any]:
     """The cluster fields as clientcmd v1 / ExecCredential v1 JSON names, unset ones omitted."""
     cluster: dict[str, Any] = {"server": conn.server}
@@ -263,9 +256,7 @@ def cluster_info(conn: SpokeConnection) -> dict[str, Any]:
     return cluster
 
 
-def to_kubeconfig(
-    conn: SpokeConnection, name: str, extra_env: dict[str, str] | None = None
-) -> dict:
+def to_kubeconfig(conn: SpokeConnection, name: str) -> dict:
     """A kubeconfig that runs the plugin on demand; it never holds a token."""
     cluster = cluster_info(conn)
     if conn.exec_extension is not None:
@@ -275,7 +266,7 @@ def to_kubeconfig(
         "apiVersion": conn.exec_api_version,
         "command": conn.command,
         "args": list(conn.args),
-        "env": [{"name": k, "value": v} for k, v in merged_env(conn, extra_env)],
+        "env": [{"name": k, "value": v} for k, v in conn.env],
         "provideClusterInfo": conn.provide_cluster_info,
         "interactiveMode": "Never",
     }

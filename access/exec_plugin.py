@@ -12,25 +12,14 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from .connection import SpokeConnection, cluster_info, merged_env
+from .connection import SpokeConnection, cluster_info
+from .credential import PluginCredential
 from .reasons import ProfileError, Reason
 from .redact import redact
 
 STDERR_LIMIT = 2048
-
-
-@dataclass(frozen=True)
-class PluginCredential:
-    """What the plugin returned; secret fields are kept out of repr()."""
-
-    token: str | None = field(default=None, repr=False)
-    client_certificate_data: str | None = field(default=None, repr=False)
-    client_key_data: str | None = field(default=None, repr=False)
-    expiration_timestamp: str | None = None
 
 
 def _fail(message: str) -> ProfileError:
@@ -48,9 +37,10 @@ def exec_info(conn: SpokeConnection) -> dict[str, Any]:
     return {"apiVersion": conn.exec_api_version, "kind": "ExecCredential", "spec": spec}
 
 
-def _plugin_env(conn: SpokeConnection, extra_env: Mapping[str, str] | None) -> dict[str, str]:
+def _plugin_env(conn: SpokeConnection) -> dict[str, str]:
+    """Our environment plus the provider file's env (which wins), as client-go does."""
     env = dict(os.environ)
-    env.update(merged_env(conn, extra_env))
+    env.update(conn.env)
     env["KUBERNETES_EXEC_INFO"] = json.dumps(exec_info(conn))
     return env
 
@@ -158,12 +148,10 @@ def _parse(conn: SpokeConnection, stdout: bytes) -> PluginCredential:
     )
 
 
-def fetch_credential(
-    conn: SpokeConnection, timeout: float = 30.0, extra_env: dict[str, str] | None = None
-) -> PluginCredential:
-    """Run the plugin and return its credential (token or client certificate)."""
+def run_exec_plugin(conn: SpokeConnection, timeout: float = 30.0) -> PluginCredential:
+    """Run the plugin once and return its credential (a token, a client certificate, or both)."""
     command = _resolve_command(conn)
-    result = _run([command, *conn.args], _plugin_env(conn, extra_env), timeout)
+    result = _run([command, *conn.args], _plugin_env(conn), timeout)
     if result.returncode != 0:
         how = (
             f"was killed by signal {-result.returncode}"
@@ -176,15 +164,3 @@ def fetch_credential(
             f"{_stderr_excerpt(result.stderr, result.stdout)}"
         )
     return _parse(conn, result.stdout)
-
-
-def run_exec_plugin(
-    conn: SpokeConnection, timeout: float = 30.0, extra_env: dict[str, str] | None = None
-) -> str:
-    """Run the plugin and return its bearer token (see fetch_credential for certificates)."""
-    credential = fetch_credential(conn, timeout, extra_env)
-    if not credential.token:
-        raise _fail(
-            f"credential plugin {conn.command!r} returned a client certificate, not a token"
-        )
-    return credential.token

@@ -3,48 +3,30 @@
 We use urllib3 directly (it ships with the kubernetes client) rather than the kubernetes
 client: one GET /version needs no API machinery, and urllib3 lets us set SNI
 (`server_hostname`), a proxy and retries=False so each failure surfaces as its own
-exception we can name. The CA is loaded from memory (`cadata`), so it never touches
+exception `network.SPOKE` can name. The CA is loaded from memory (`cadata`), so it never touches
 disk; only a client certificate/key needs files, in a private temp dir removed after.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
-import os
 import ssl
-import tempfile
 import urllib.request
 import warnings
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import urllib3
 from urllib3 import exceptions as u3
 
 from .connection import SpokeConnection
-from .exec_plugin import PluginCredential
+from .credential import PluginCredential, client_cert_files
+from .network import SPOKE
 from .reasons import ProfileError, Reason
 
 
 def _fail(message: str) -> ProfileError:
     return ProfileError(Reason.REMOTE_CLIENT_CREATION_FAILED, message)
-
-
-@contextlib.contextmanager
-def _client_cert_files(cred: PluginCredential) -> Iterator[tuple[str, str] | None]:
-    if not cred.client_certificate_data or not cred.client_key_data:
-        yield None
-        return
-    with tempfile.TemporaryDirectory(prefix="knative-fleet-") as tmp:  # mode 0700
-        paths = (os.path.join(tmp, "client.crt"), os.path.join(tmp, "client.key"))
-        secrets = (cred.client_certificate_data, cred.client_key_data)
-        for path, data in zip(paths, secrets, strict=True):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(data)
-        yield paths
 
 
 def _ssl_context(conn: SpokeConnection, cert_files: tuple[str, str] | None) -> ssl.SSLContext:
@@ -95,52 +77,14 @@ def _manager(conn: SpokeConnection, context: ssl.SSLContext, proxy: str | None):
     return urllib3.ProxyManager(proxy, **options)
 
 
-def _tls_cause(exc: BaseException, conn: SpokeConnection) -> str:
-    text = str(exc)
-    host = conn.tls_server_name or urlsplit(conn.server).hostname
-    if "unable to get local issuer" in text or "self-signed" in text or "self signed" in text:
-        return "TLS verification failed: certificate signed by unknown authority"
-    if "mismatch" in text or "doesn't match" in text:
-        return f"TLS verification failed: the certificate is not valid for {host!r}"
-    if "expired" in text:
-        return "TLS verification failed: the server certificate has expired"
-    return f"TLS handshake with {conn.server} failed: {text}"
-
-
-def _cause(exc: Exception, conn: SpokeConnection, proxy: str | None, timeout: float) -> str:
-    """Name the failure in the words a user would search for."""
-    server = conn.server
-    inner = exc.reason if isinstance(exc, u3.MaxRetryError) and exc.reason else exc
-    if isinstance(inner, u3.ProxyError):
-        return f"proxy {proxy} failed: {inner.original_error or inner}"
-    if isinstance(inner, u3.SSLError):
-        return _tls_cause(inner, conn)
-    if isinstance(inner, u3.NameResolutionError):
-        return f"cannot resolve host {urlsplit(server).hostname!r} of {server}"
-    if isinstance(inner, u3.NewConnectionError):
-        if isinstance(inner.__cause__ or inner.__context__, ConnectionRefusedError) or (
-            "refused" in str(inner)
-        ):
-            return f"connection refused at {server}"
-        return f"cannot connect to {server}: {inner}"
-    if isinstance(inner, u3.ConnectTimeoutError):
-        return f"timed out after {timeout:g} s connecting to {server}"
-    if isinstance(inner, u3.ReadTimeoutError):
-        return f"{server} accepted the connection but did not answer within {timeout:g} s"
-    if isinstance(inner, u3.ProtocolError):
-        return f"connection to {server} was dropped: {inner}"
-    return f"cannot reach {server}: {inner}"
-
-
-def probe_spoke(conn: SpokeConnection, token: str | PluginCredential, timeout: float = 10.0) -> str:
+def probe_spoke(conn: SpokeConnection, cred: PluginCredential, timeout: float = 10.0) -> str:
     """GET /version with the plugin's credential; return the spoke's gitVersion."""
-    cred = token if isinstance(token, PluginCredential) else PluginCredential(token=token)
     url = conn.server.rstrip("/") + "/version"
     headers = {"Accept": "application/json", "User-Agent": "knative-fleet"}
     if cred.token:
         headers["Authorization"] = f"Bearer {cred.token}"
     proxy = _proxy(conn)
-    with _client_cert_files(cred) as cert_files:
+    with client_cert_files(cred) as cert_files:
         manager = _manager(conn, _ssl_context(conn, cert_files), proxy)
         try:
             with warnings.catch_warnings():
@@ -154,14 +98,20 @@ def probe_spoke(conn: SpokeConnection, token: str | PluginCredential, timeout: f
                     timeout=urllib3.Timeout(connect=timeout, read=timeout),
                 )
         except u3.HTTPError as exc:
-            raise _fail(_cause(exc, conn, proxy, timeout)) from None
+            cause = SPOKE.describe(
+                exc,
+                server=conn.server,
+                timeout=timeout,
+                proxy=proxy,
+                tls_server_name=conn.tls_server_name,
+            )
+            raise _fail(cause) from None
         finally:
             manager.clear()
-    what = "token" if cred.token else "client certificate"
     if response.status == 401:
-        raise _fail(f"{what} rejected (401) by {conn.server}")
+        raise _fail(f"{cred.kind} rejected (401) by {conn.server}")
     if response.status == 403:
-        raise _fail(f"{what} accepted but forbidden (403) to read {url}")
+        raise _fail(f"{cred.kind} accepted but forbidden (403) to read {url}")
     if response.status != 200:
         raise _fail(f"unexpected HTTP {response.status} from {url}")
     try:

@@ -1,37 +1,54 @@
 """Reads the few live facts a plan needs from a spoke (which install namespaces
 exist, whether this product created them, and which Knative version it runs there),
-with the credential the access provider just issued. The token lives only in memory."""
+with the credential the access provider just issued. A token lives only in memory; a
+client certificate and key only in a private temp dir while the client is open."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from access import SpokeConnection
+from .connection import SpokeConnection
+from .credential import PluginCredential, client_cert_files
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "knative-fleet"
 VERSION_LABEL = "app.kubernetes.io/version"
 
 
-def spoke_api_client(conn: SpokeConnection, token: str) -> client.ApiClient:
-    """A client for the spoke with a bearer token the access provider issued."""
-    cfg = client.Configuration()
-    cfg.host = conn.server
-    cfg.api_key = {"authorization": f"Bearer {token}"}
-    cfg.verify_ssl = not conn.insecure_skip_tls_verify
-    if conn.certificate_authority_data:
-        cfg.ca_cert_data = base64.b64decode(conn.certificate_authority_data).decode()
-    if conn.tls_server_name:
-        cfg.tls_server_name = conn.tls_server_name
-    if conn.proxy_url:
-        cfg.proxy = conn.proxy_url
-    cfg.retries = 1
-    return client.ApiClient(cfg)
+@contextlib.contextmanager
+def spoke_api_client(
+    conn: SpokeConnection, credential: PluginCredential
+) -> Iterator[client.ApiClient]:
+    """A client for the spoke with the plugin's token and/or client certificate, open
+    for the block. The kubernetes client reads a certificate only from files, on every
+    new connection, so they exist exactly as long as the block."""
+    with client_cert_files(credential) as cert_files:
+        cfg = client.Configuration()
+        cfg.host = conn.server
+        if credential.token:
+            cfg.api_key = {"authorization": f"Bearer {credential.token}"}
+        if cert_files:
+            cfg.cert_file, cfg.key_file = cert_files
+        cfg.verify_ssl = not conn.insecure_skip_tls_verify
+        if conn.certificate_authority_data:
+            cfg.ca_cert_data = base64.b64decode(conn.certificate_authority_data).decode()
+        if conn.tls_server_name:
+            cfg.tls_server_name = conn.tls_server_name
+        if conn.proxy_url:
+            cfg.proxy = conn.proxy_url
+        cfg.retries = 1
+        with client.ApiClient(cfg) as api:
+            try:
+                yield api
+            finally:
+                api.rest_client.pool_manager.clear()  # no connection outlives the files
 
 
 @dataclass
@@ -54,20 +71,22 @@ def installed_version(apps: client.AppsV1Api, namespace: str) -> str | None:
     return min(parsed, key=lambda v: tuple(int(p) for p in v.lstrip("v").split("."))).lstrip("v")
 
 
-def read_spoke_facts(conn: SpokeConnection, token: str, names: list[str]) -> SpokeFacts:
+def read_spoke_facts(
+    conn: SpokeConnection, credential: PluginCredential, names: Iterable[str]
+) -> SpokeFacts:
     """Which of the install namespaces `names` exist, and what runs in them."""
-    api = spoke_api_client(conn, token)
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     facts = SpokeFacts(namespaces={}, installed={})
-    for name in names:
-        try:
-            ns = core.read_namespace(name, _request_timeout=10)
-        except ApiException as exc:
-            if exc.status == 404:
-                continue
-            raise
-        facts.namespaces[name] = dict(ns.metadata.labels or {})
-        version = installed_version(apps, name)
-        if version:
-            facts.installed[name] = version
+    with spoke_api_client(conn, credential) as api:
+        core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+        for name in names:
+            try:
+                ns = core.read_namespace(name, _request_timeout=10)
+            except ApiException as exc:
+                if exc.status == 404:
+                    continue
+                raise
+            facts.namespaces[name] = dict(ns.metadata.labels or {})
+            version = installed_version(apps, name)
+            if version:
+                facts.installed[name] = version
     return facts

@@ -29,9 +29,10 @@ the provider's kubeconfig.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pulumi
@@ -39,8 +40,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
-from access import SpokeConnection, run_exec_plugin
-from access.spoke_facts import spoke_api_client
+from access import SpokeConnection, run_exec_plugin, spoke_api_client
 from knative.aggregated_roles import is_controller_recreation, selector_strings, settled
 
 SETTLE_TIMEOUT_S = 120.0
@@ -63,11 +63,14 @@ def _connection(props: dict[str, Any]) -> SpokeConnection:
     return SpokeConnection(**data)
 
 
-def _rbac(props: dict[str, Any]) -> Any:
-    """An RBAC client for the spoke, with a credential the exec plugin issues now."""
+@contextlib.contextmanager
+def _rbac(props: dict[str, Any]) -> Iterator[Any]:
+    """An RBAC client for the spoke, with a credential (token or client certificate)
+    the exec plugin issues now, usable for the block."""
     conn = _connection(props["connection"])
-    token = run_exec_plugin(conn, timeout=float(props.get("pluginTimeoutSeconds") or 30))
-    return client.RbacAuthorizationV1Api(spoke_api_client(conn, token))
+    credential = run_exec_plugin(conn, timeout=float(props.get("pluginTimeoutSeconds") or 30))
+    with spoke_api_client(conn, credential) as api:
+        yield client.RbacAuthorizationV1Api(api)
 
 
 def _read(rbac: Any, name: str) -> dict | None:
@@ -117,8 +120,11 @@ def delete_recreations(rbac: Any, name: str, timeout: float = GONE_TIMEOUT_S) ->
 
 def settle_and_delete(props: dict[str, Any]) -> None:
     """The guard's delete: wait for the controller to catch up, delete, free the name."""
-    name = props["role"]
-    rbac = _rbac(props)
+    with _rbac(props) as rbac:
+        _settle_and_delete(rbac, props["role"])
+
+
+def _settle_and_delete(rbac: Any, name: str) -> None:
     live = _read(rbac, name)
     if live is None:
         delete_recreations(rbac, name)
@@ -150,9 +156,9 @@ def settle_and_delete(props: dict[str, Any]) -> None:
 
 def sweep(props: dict[str, Any]) -> None:
     """The sweep's delete: no aggregated role of the install may exist again."""
-    rbac = _rbac(props)
-    for name in props["roles"]:
-        delete_recreations(rbac, name)
+    with _rbac(props) as rbac:
+        for name in props["roles"]:
+            delete_recreations(rbac, name)
 
 
 class _Provider(ResourceProvider):

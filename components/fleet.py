@@ -15,26 +15,25 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pulumi
+from kubernetes.client import ApiClient
 
 from access import (
-    ProfileError,
     ProviderFile,
     Reason,
     ResolutionError,
     SpokeConnection,
     hub_api_client,
     load_provider_file,
-    probe_spoke,
-    read_cluster_profile,
-    run_exec_plugin,
+    resolve_spoke,
     to_kubeconfig,
 )
-from access.connection import build_connection, check_ready
-from access.spoke_facts import read_spoke_facts
 from components.spoke import Spoke, cluster_identifier
 from config.fleet import FleetConfig, FleetEntry
 from core.errors import ReleaseError, TransformError
 from knative import plan as planning
+
+# The namespaces the plan needs facts about: where Knative installs.
+INSTALL_NAMESPACES = tuple(planning.NAMESPACE[c] for c in ("serving", "eventing"))
 
 
 @dataclass
@@ -51,38 +50,29 @@ def _fail(entry: FleetEntry, reason: Reason, message: str) -> SpokeResult:
 
 
 def resolve_entry(
-    entry: FleetEntry, cfg: FleetConfig, hub: object, hub_error: Exception | None,
+    entry: FleetEntry, cfg: FleetConfig, hub: ApiClient | None, hub_error: Exception | None,
     providers: ProviderFile | None,
 ) -> SpokeResult:
-    """SPEC section 1 for one entry, then the live facts its plan needs."""
+    """Resolve one entry's spoke (access.resolve_spoke), then plan its install from the
+    facts read there; any failure is kept in the result, never raised."""
     ref = entry.cluster_profile_ref
     try:
-        if providers is None:
-            raise ProfileError(Reason.MULTICLUSTER_DISABLED,
-                               "no access-provider file is configured (knative-fleet:providerFile)")
-        if hub is None:
-            raise ProfileError(Reason.CLUSTER_PROFILE_UNAVAILABLE,
-                               f"cannot reach the hub to read ClusterProfile "
-                               f"{ref.namespace}/{ref.name}: {hub_error}")
-        profile = read_cluster_profile(hub, ref.namespace, ref.name)  # type: ignore[arg-type]
-        check_ready(profile)
-        conn = build_connection(profile, providers)
-        token = run_exec_plugin(conn, timeout=cfg.plugin_timeout_seconds)
-        version = probe_spoke(conn, token)
-        names = [planning.NAMESPACE[c] for c in ("serving", "eventing")]
-        facts = read_spoke_facts(conn, token, names)
-    except ProfileError as exc:
-        return _fail(entry, exc.reason, exc.message)
-    except Exception as exc:  # noqa: BLE001 - any other read failure of the spoke
-        return _fail(entry, Reason.REMOTE_CLIENT_CREATION_FAILED, f"{type(exc).__name__}: {exc}")
+        resolved = resolve_spoke(
+            entry.name, ref.namespace, ref.name, hub=hub, hub_error=hub_error,
+            providers=providers, namespaces=INSTALL_NAMESPACES,
+            plugin_timeout=cfg.plugin_timeout_seconds)
+    except ResolutionError as exc:
+        return SpokeResult(entry, error=exc)
+    facts = resolved.facts
     try:
-        plans = planning.plan_spoke(entry, cfg.release_base, facts.namespaces,
-                                     facts.installed)
+        plans = planning.plan_spoke(entry.serving, entry.eventing, cfg.release_base,
+                                     facts.namespaces, facts.installed)
     except ReleaseError as exc:
         return _fail(entry, Reason.MANIFESTS_UNAVAILABLE, str(exc))
     except TransformError as exc:
         return _fail(entry, Reason.INVALID_SPEC, str(exc))
-    return SpokeResult(entry, connection=conn, server_version=version, plans=plans)
+    return SpokeResult(entry, connection=resolved.connection,
+                       server_version=resolved.server_version, plans=plans)
 
 
 def resolve_fleet(cfg: FleetConfig) -> list[SpokeResult]:

@@ -391,7 +391,7 @@ def test_kubeconfig_shape() -> None:
     cp = profile([entry(extensions=[(EXEC_EXT, {"clusterName": "spoke-1"})])])
     pf = providers(provider(execConfig={**provider()["execConfig"], "interactiveMode": "Always"}))
     conn = build_connection(cp, pf)
-    kubeconfig = to_kubeconfig(conn, "spoke-1", extra_env={"KUBECONFIG": "/hub", "A": "extra"})
+    kubeconfig = to_kubeconfig(conn, "spoke-1")
     assert kubeconfig["apiVersion"] == "v1" and kubeconfig["kind"] == "Config"
     assert kubeconfig["current-context"] == "spoke-1"
     assert kubeconfig["contexts"] == [
@@ -412,7 +412,6 @@ def test_kubeconfig_shape() -> None:
             "env": [
                 {"name": "B", "value": "file-b"},
                 {"name": "A", "value": "file-a"},
-                {"name": "KUBECONFIG", "value": "/hub"},
             ],
             "provideClusterInfo": True,
             "interactiveMode": "Never",

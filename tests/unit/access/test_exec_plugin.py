@@ -12,14 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from access import (
-    PluginCredential,
-    ProfileError,
-    Reason,
-    SpokeConnection,
-    fetch_credential,
-    run_exec_plugin,
-)
+from access import PluginCredential, ProfileError, Reason, SpokeConnection, run_exec_plugin
 
 V1 = "client.authentication.k8s.io/v1"
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJmbGVldCJ9.c2lnbmF0dXJlLXZhbHVl"
@@ -74,8 +67,10 @@ def test_success_returns_token_and_passes_exec_info(tmp_path: Path, monkeypatch)
     monkeypatch.setenv("SHARED", "os")
     monkeypatch.setenv("EXTRA", "os")
     command = plugin(tmp_path, ECHO)
-    token = run_exec_plugin(conn(command), extra_env={"EXTRA": "extra", "SHARED": "extra"})
-    assert token == TOKEN
+    credential = run_exec_plugin(conn(command))
+    assert credential == PluginCredential(token=TOKEN, expiration_timestamp="2030-01-01T00:00:00Z")
+    assert credential.kind == "token"
+    assert TOKEN not in repr(credential)
     seen = json.loads(record.read_text())
     assert seen["info"] == {
         "apiVersion": V1,
@@ -92,8 +87,8 @@ def test_success_returns_token_and_passes_exec_info(tmp_path: Path, monkeypatch)
     }
     assert seen["argv"] == ["--flag", "value"]
     assert seen["env"]["FROM_FILE"] == "file"
-    assert seen["env"]["SHARED"] == "file"  # the provider file's env beats extra_env
-    assert seen["env"]["EXTRA"] == "extra"  # extra_env beats the inherited environment
+    assert seen["env"]["SHARED"] == "file"  # the provider file's env beats ours
+    assert seen["env"]["EXTRA"] == "os"  # the rest of ours is inherited, as in client-go
     assert seen["env"]["PATH"] == os.environ["PATH"]
     assert seen["stdin"] == "" and seen["isatty"] is False
 
@@ -108,12 +103,10 @@ def test_cluster_info_only_when_asked(tmp_path: Path, monkeypatch) -> None:
 def test_client_certificate_credential(tmp_path: Path) -> None:
     body = f"""print(json.dumps({{"apiVersion": "{V1}", "kind": "ExecCredential", "status": {{
         "clientCertificateData": "CERT", "clientKeyData": "KEY"}}}}))"""
-    command = plugin(tmp_path, body)
-    credential = fetch_credential(conn(command))
+    credential = run_exec_plugin(conn(plugin(tmp_path, body)))
     assert credential == PluginCredential(client_certificate_data="CERT", client_key_data="KEY")
-    assert "KEY" not in repr(credential)
-    with pytest.raises(ProfileError, match="client certificate, not a token"):
-        run_exec_plugin(conn(command))
+    assert credential.kind == "client certificate"
+    assert "KEY" not in repr(credential) and "CERT" not in repr(credential)
 
 
 def test_nonzero_exit_quotes_stderr_without_secrets(tmp_path: Path) -> None:

@@ -7,16 +7,16 @@ import contextlib
 import json
 import socket
 import ssl
-import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from access import PluginCredential, ProfileError, Reason, SpokeConnection, probe_spoke
+from tests.support.http_server import b64, make_pki, server_context
+from tests.support.http_server import serve as serve_handler
 
 TOKEN = "good-token"
 
@@ -51,27 +51,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-class QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:  # failed handshakes are expected
-        pass
-
-
-@contextlib.contextmanager
-def serve(context: ssl.SSLContext | None = None) -> Iterator[str]:
-    server = QuietServer(("127.0.0.1", 0), Handler)
-    if context is not None:
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        scheme = "https" if context else "http"
-        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def serve(context: ssl.SSLContext | None = None) -> contextlib.AbstractContextManager[str]:
+    return serve_handler(Handler, context)
 
 
 def conn(server: str, **changes) -> SpokeConnection:
@@ -92,9 +73,13 @@ def conn(server: str, **changes) -> SpokeConnection:
     return replace(base, **changes)
 
 
-def failure(connection: SpokeConnection, token: object = TOKEN, timeout: float = 5) -> str:
+def bearer(token: str) -> PluginCredential:
+    return PluginCredential(token=token)
+
+
+def failure(connection: SpokeConnection, token: str = TOKEN, timeout: float = 5) -> str:
     with pytest.raises(ProfileError) as caught:
-        probe_spoke(connection, token, timeout=timeout)
+        probe_spoke(connection, bearer(token), timeout=timeout)
     assert caught.value.reason is Reason.REMOTE_CLIENT_CREATION_FAILED
     assert TOKEN not in caught.value.message
     return caught.value.message
@@ -111,8 +96,8 @@ def _no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_success_returns_git_version() -> None:
     with serve() as url:
-        assert probe_spoke(conn(url), TOKEN) == "v1.35.0"
-        assert probe_spoke(conn(url + "/prefix/"), TOKEN) == "v1.35.0"
+        assert probe_spoke(conn(url), bearer(TOKEN)) == "v1.35.0"
+        assert probe_spoke(conn(url + "/prefix/"), bearer(TOKEN)) == "v1.35.0"
 
 
 @pytest.mark.parametrize(
@@ -169,103 +154,28 @@ def test_environment_proxy_is_used_like_client_go(monkeypatch: pytest.MonkeyPatc
 # --- TLS ---------------------------------------------------------------------------------------
 
 
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _ca(directory: Path, name: str) -> None:
-    _openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        f"{name}.key",
-        "-out",
-        f"{name}.crt",
-        "-days",
-        "1",
-        "-subj",
-        f"/CN={name}",
-        cwd=directory,
-    )
-
-
-def _leaf(directory: Path, name: str, ca: str, ext: str) -> None:
-    (directory / f"{name}.ext").write_text(ext + "\n")
-    _openssl(
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        f"{name}.key",
-        "-out",
-        f"{name}.csr",
-        "-subj",
-        f"/CN={name}",
-        cwd=directory,
-    )
-    _openssl(
-        "x509",
-        "-req",
-        "-in",
-        f"{name}.csr",
-        "-CA",
-        f"{ca}.crt",
-        "-CAkey",
-        f"{ca}.key",
-        "-CAcreateserial",
-        "-out",
-        f"{name}.crt",
-        "-days",
-        "1",
-        "-extfile",
-        f"{name}.ext",
-        cwd=directory,
-    )
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("pki")
-    _ca(directory, "ca")
-    _ca(directory, "other-ca")
-    _leaf(directory, "server", "ca", "subjectAltName=DNS:spoke.internal")
-    _leaf(directory, "client", "ca", "extendedKeyUsage=clientAuth")
-    return directory
-
-
-def _b64(path: Path) -> str:
-    return base64.b64encode(path.read_bytes()).decode()
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture
 def tls_url(pki: Path) -> Iterator[str]:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(pki / "server.crt", pki / "server.key")
-    context.load_verify_locations(pki / "ca.crt")
-    context.verify_mode = ssl.CERT_OPTIONAL
-    with serve(context) as url:
+    with serve(server_context(pki)) as url:
         yield url
 
 
 def test_tls_with_ca_and_server_name(tls_url: str, pki: Path) -> None:
     good = conn(
-        tls_url, certificate_authority_data=_b64(pki / "ca.crt"), tls_server_name="spoke.internal"
+        tls_url, certificate_authority_data=b64(pki / "ca.crt"), tls_server_name="spoke.internal"
     )
-    assert probe_spoke(good, TOKEN) == "v1.35.0"
+    assert probe_spoke(good, bearer(TOKEN)) == "v1.35.0"
 
 
 def test_tls_unknown_authority(tls_url: str, pki: Path) -> None:
     other = conn(
         tls_url,
-        certificate_authority_data=_b64(pki / "other-ca.crt"),
+        certificate_authority_data=b64(pki / "other-ca.crt"),
         tls_server_name="spoke.internal",
     )
     assert failure(other) == "TLS verification failed: certificate signed by unknown authority"
@@ -276,12 +186,12 @@ def test_tls_system_roots_do_not_know_a_private_ca(tls_url: str) -> None:
 
 
 def test_tls_name_mismatch_without_tls_server_name(tls_url: str, pki: Path) -> None:
-    message = failure(conn(tls_url, certificate_authority_data=_b64(pki / "ca.crt")))
+    message = failure(conn(tls_url, certificate_authority_data=b64(pki / "ca.crt")))
     assert message == "TLS verification failed: the certificate is not valid for '127.0.0.1'"
 
 
 def test_insecure_skip_tls_verify(tls_url: str) -> None:
-    assert probe_spoke(conn(tls_url, insecure_skip_tls_verify=True), TOKEN) == "v1.35.0"
+    assert probe_spoke(conn(tls_url, insecure_skip_tls_verify=True), bearer(TOKEN)) == "v1.35.0"
 
 
 def test_ca_that_is_not_pem(tls_url: str) -> None:
@@ -295,7 +205,7 @@ def test_client_certificate_credential(tls_url: str, pki: Path) -> None:
         client_key_data=(pki / "client.key").read_text(),
     )
     good = conn(
-        tls_url, certificate_authority_data=_b64(pki / "ca.crt"), tls_server_name="spoke.internal"
+        tls_url, certificate_authority_data=b64(pki / "ca.crt"), tls_server_name="spoke.internal"
     )
     assert probe_spoke(good, cred) == "v1.35.0"
     assert "token rejected (401)" in failure(good, "bad")

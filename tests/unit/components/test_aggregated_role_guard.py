@@ -5,6 +5,7 @@ real API servers is `tests/e2e/test_uninstall_races.py`.)"""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import pytest
@@ -78,7 +79,7 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(monkeypatch: pytest.MonkeyPatch, rbac: FakeRbac) -> None:
-    monkeypatch.setattr(guard, "_rbac", lambda props: rbac)
+    monkeypatch.setattr(guard, "_rbac", lambda props: contextlib.nullcontext(rbac))
     guard.settle_and_delete({"role": "agg"})
 
 
@@ -119,7 +120,7 @@ def test_leaves_a_role_someone_else_wrote(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_sweep_deletes_only_recreations(monkeypatch: pytest.MonkeyPatch) -> None:
     rbac = FakeRbac([recreation([RULE])])
-    monkeypatch.setattr(guard, "_rbac", lambda props: rbac)
+    monkeypatch.setattr(guard, "_rbac", lambda props: contextlib.nullcontext(rbac))
     guard.sweep({"roles": ["agg", "absent"]})
     assert rbac.roles == {}
 

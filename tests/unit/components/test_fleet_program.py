@@ -1,13 +1,16 @@
-"""The program's own wiring under Pulumi mocks: which resources one spoke gets,
-with which options. (End-to-end behaviour is proven on the lab, not here.)"""
+"""The program's own wiring: how one entry is resolved and planned, and under Pulumi
+mocks which resources one spoke gets, with which options. (End-to-end behaviour is
+proven on the lab, not here.)"""
 
 from __future__ import annotations
 
 import pulumi
 import pytest
 
+from access import PluginCredential, Reason, ResolutionError, ResolvedSpoke, SpokeFacts
 from components import fleet as fleet_mod
 from config.fleet import parse_fleet_config
+from core.errors import ReleaseError, TransformError
 from knative import plan as planning
 from lab.paths import RELEASES
 from tests.support.factories import spoke_connection
@@ -77,3 +80,75 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatc
         assert all("token" not in p["kubeconfig"] for p in providers)
 
     return pulumi.Output.all(*[s.ready for s in spokes.values()]).apply(check)
+
+
+# --- resolve_entry: one entry through access.resolve_spoke, then the plan ---------------------
+
+
+def resolved(facts: SpokeFacts | None = None) -> ResolvedSpoke:
+    return ResolvedSpoke(spoke_connection(), PluginCredential(token="t"), "v1.36.3",
+                         facts or SpokeFacts(namespaces={}, installed={}))
+
+
+def test_entry_is_resolved_with_the_install_namespaces_then_planned(fleet_cfg, monkeypatch):
+    calls: list[tuple[tuple, dict]] = []
+    planned: list[tuple] = []
+    facts = SpokeFacts(namespaces={"knative-serving": {}}, installed={"knative-serving": "1.22.0"})
+
+    def fake_resolve(*args, **kwargs):
+        calls.append((args, kwargs))
+        return resolved(facts)
+
+    def fake_plan(*args, **kwargs):
+        planned.append(args + tuple(kwargs.values()))
+        return ["plan"]
+
+    monkeypatch.setattr(fleet_mod, "resolve_spoke", fake_resolve)
+    monkeypatch.setattr(planning, "plan_spoke", fake_plan)
+    entry = fleet_cfg.fleet[0]
+    result = fleet_mod.resolve_entry(entry, fleet_cfg, "hub", None, "providers")
+    assert result.error is None
+    assert (result.connection, result.server_version, result.plans) == (
+        spoke_connection(), "v1.36.3", ["plan"])
+    (args, kwargs), = calls
+    assert args == ("spoke-a", "f", "a")
+    assert kwargs == {"hub": "hub", "hub_error": None, "providers": "providers",
+                      "namespaces": ("knative-serving", "knative-eventing"),
+                      "plugin_timeout": fleet_cfg.plugin_timeout_seconds}
+    assert facts.namespaces in planned[0] and facts.installed in planned[0]
+
+
+def test_a_spoke_that_does_not_resolve_is_not_planned(fleet_cfg, monkeypatch):
+    error = ResolutionError("spoke-a", Reason.ACCESS_PROVIDER_FAILED, "plugin failed")
+
+    def fake_resolve(*_args, **_kwargs):
+        raise error
+
+    monkeypatch.setattr(fleet_mod, "resolve_spoke", fake_resolve)
+    monkeypatch.setattr(planning, "plan_spoke", lambda *a, **k: pytest.fail("planned"))
+    result = fleet_mod.resolve_entry(fleet_cfg.fleet[0], fleet_cfg, None, None, None)
+    assert (result.error, result.connection, result.plans) == (error, None, [])
+
+
+@pytest.mark.parametrize(("exc", "reason"), [
+    (ReleaseError("no release 1.23"), Reason.MANIFESTS_UNAVAILABLE),
+    (TransformError("bad spec"), Reason.INVALID_SPEC),
+])
+def test_planning_errors_keep_their_reasons(fleet_cfg, monkeypatch, exc, reason):
+    def fail(*_args, **_kwargs):
+        raise exc
+
+    monkeypatch.setattr(fleet_mod, "resolve_spoke", lambda *a, **k: resolved())
+    monkeypatch.setattr(planning, "plan_spoke", fail)
+    result = fleet_mod.resolve_entry(fleet_cfg.fleet[0], fleet_cfg, None, None, None)
+    assert result.error is not None and result.connection is None
+    assert (result.error.spoke, result.error.reason, result.error.message) == (
+        "spoke-a", reason, str(exc))
+
+
+def test_without_a_provider_file_the_real_path_says_so(fleet_cfg):
+    result = fleet_mod.resolve_entry(fleet_cfg.fleet[1], fleet_cfg, None, OSError("x"), None)
+    assert result.error is not None
+    assert (result.error.spoke, result.error.reason, result.error.message) == (
+        "spoke-b", Reason.MULTICLUSTER_DISABLED,
+        "no access-provider file is configured (knative-fleet:providerFile)")
