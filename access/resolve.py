@@ -36,7 +36,10 @@ class ResolvedSpoke:
     facts: SpokeFacts
 
 
-def _hub(namespace: str, name: str, hub: ApiClient | None, hub_error: Exception | None):
+def _hub(
+    namespace: str, name: str, hub: ApiClient | None, hub_error: Exception | None
+) -> ApiClient:
+    """The hub client, or why there is none as this spoke's ProfileError."""
     if hub is not None:
         return hub
     # The hub's own ProfileError already says what is wrong; do not repeat its reason.

@@ -64,6 +64,7 @@ def _leaf(directory: Path, name: str, ca: str, ext: str) -> None:
 def make_pki(directory: Path) -> Path:
     """ca, other-ca, server (valid for spoke.internal) and client (clientAuth, signed by
     ca): each as `<name>.crt` and `<name>.key` (PEM) in `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
     _ca(directory, "ca")
     _ca(directory, "other-ca")
     _leaf(directory, "server", "ca", "subjectAltName=DNS:spoke.internal")
