@@ -1,13 +1,13 @@
 """The fleet stack's configuration: every input the user writes, validated once.
 
 Stack config keys (namespace `knative-fleet`): `hub`, `providerFile`,
-`releaseBase`, `pluginTimeoutSeconds` and `fleet`. All problems are reported in
-one error, each with its config path, before any resource is registered.
+`releaseBase`, `pluginTimeoutSeconds` and `fleet`; each entry's `serving` and
+`eventing` are the Knative specs of knative.spec.component. All problems are reported
+in one error, each with its config path, before any resource is registered.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,18 +21,9 @@ from pydantic import (
 from core.errors import FleetConfigError
 from core.problems import problem_lines
 from core.strict import DNS_LABEL, Strict
-from knative.spec.eventing import EventingOptions
-from knative.spec.ingress import ControllerCustomCerts, Ingress
-from knative.spec.registry import Registry
-from knative.spec.workloads import (
-    HighAvailability,
-    PodDisruptionBudgetOverride,
-    ServiceOverride,
-    WorkloadOverride,
-)
+from knative.spec.component import EventingSpec, ServingSpec
 
 CONFIG_NAMESPACE = "knative-fleet"
-VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
 class HubConfig(Strict):
@@ -43,83 +34,6 @@ class HubConfig(Strict):
 class ClusterProfileRef(Strict):
     name: Annotated[str, Field(min_length=1)]
     namespace: Annotated[str, Field(min_length=1)]
-
-
-class NamespaceConfiguration(Strict):
-    labels: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-
-
-class ManifestUrl(Strict):
-    """The operator's `{URL: ...}` manifest entry."""
-
-    url: Annotated[str, Field(min_length=1, alias="URL")]
-
-
-def _manifest_location(value: str | ManifestUrl) -> str:
-    """A release file as a URL: http(s):// and file:// as given, anything else a path
-    relative to the Pulumi project. `${VERSION}` is substituted at plan time."""
-    text = value.url if isinstance(value, ManifestUrl) else value
-    if "://" in text:
-        if not text.startswith(("https://", "http://", "file://")):
-            raise ValueError(f"manifest {text!r}: use an https://, http:// or file:// URL, "
-                             "or a file path")
-        return text
-    return "file://" + str(Path(text).resolve())
-
-
-ManifestSource = Annotated[str | ManifestUrl, Field(union_mode="left_to_right")]
-
-
-class ComponentSpec(Strict):
-    version: str = "1.23"
-    namespace_configuration: NamespaceConfiguration = Field(
-        default_factory=NamespaceConfiguration, alias="namespaceConfiguration")
-    delete_crds_on_destroy: bool = Field(False, alias="deleteCrdsOnDestroy")
-    allow_minor_skip: bool = Field(False, alias="allowMinorSkip")
-    config: dict[str, dict[str, str]] = {}
-    # Overwrite mode: exactly these files (ingress and sources included) instead of the
-    # release's. Append mode: these after the release; same identity replaces.
-    manifests: list[ManifestSource] | None = None
-    additional_manifests: list[ManifestSource] = Field([], alias="additionalManifests")
-    registry: Registry | None = None
-    high_availability: HighAvailability | None = Field(None, alias="high-availability")
-    workloads: list[WorkloadOverride] = []
-    services: list[ServiceOverride] = []
-    pod_disruption_budgets: list[PodDisruptionBudgetOverride] = Field(
-        [], alias="podDisruptionBudgets")
-
-    @field_validator("version")
-    @classmethod
-    def version_shape(cls, value: str) -> str:
-        if not VERSION.match(value):
-            raise ValueError(f'version must look like "1.23" or "1.23.0", got {value!r}')
-        return value
-
-    @field_validator("manifests", "additional_manifests")
-    @classmethod
-    def manifest_locations(cls, value: list | None) -> list[str] | None:
-        if value is None:
-            return None
-        return [_manifest_location(v) for v in value]
-
-    @field_validator("manifests")
-    @classmethod
-    def manifests_not_empty(cls, value: list | None) -> list | None:
-        if value is not None and not value:
-            raise ValueError("manifests must name at least one file; leave it out to "
-                             "install the release files")
-        return value
-
-
-class ServingSpec(ComponentSpec):
-    ingress: Ingress = Field(default_factory=Ingress)
-    controller_custom_certs: ControllerCustomCerts | None = Field(
-        None, alias="controller-custom-certs")
-
-
-class EventingSpec(ComponentSpec, EventingOptions):
-    pass
 
 
 class FleetEntry(Strict):

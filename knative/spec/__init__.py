@@ -1,1 +1,50 @@
-"""The Knative Operator's `spec` keys, as transforms over the rendered release."""
+"""The Knative Operator's `spec` keys, one module per key (named after it), each with its
+model and its transform; `TRANSFORMS` is the index of what runs, in which order (the
+operator's pkg/reconciler/common/transformers.go).
+
+Every transform is `transform(rendered, spec) -> rendered`: it reads its own key off the
+spec, changes the rendered release objects in place and returns them; a key the spec
+does not have (a Serving-only key on Eventing) or leaves unset changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from knative.spec import (
+    config,
+    controller_custom_certs,
+    default_broker_class,
+    high_availability,
+    ingress,
+    pod_disruption_budgets,
+    registry,
+    services,
+    sink_binding_selection_mode,
+    workloads,
+)
+
+if TYPE_CHECKING:
+    from knative.manifests import Rendered
+    from knative.spec.component import ComponentSpec
+
+Transform = Callable[["Rendered", "ComponentSpec"], "Rendered"]
+
+# The order is behaviour: `registry` before `config`, so that an explicit
+# `config.deployment.queue-sidecar-image` wins over the registry's image;
+# `high-availability` before `workloads`, so that a workload's own replicas win.
+# The operator's transformers.go keeps the same two rules (ImageTransform before
+# ConfigMapTransform, HighAvailabilityTransform before OverridesTransform).
+TRANSFORMS: tuple[Transform, ...] = (
+    registry.transform,
+    config.transform,
+    ingress.transform,
+    controller_custom_certs.transform,
+    default_broker_class.transform,
+    sink_binding_selection_mode.transform,
+    high_availability.transform,
+    workloads.transform,
+    services.transform,
+    pod_disruption_budgets.transform,
+)

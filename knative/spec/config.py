@@ -1,20 +1,30 @@
-"""Per-entry transforms of release objects (operator parity): pure functions
-over the rendered objects, applied after `manifests.render`."""
+"""spec.config: the operator's ConfigMapTransform (pkg/reconciler/common/config_maps.go).
+
+`{configmap: {key: value}}` merged into the release's ConfigMaps. Other transforms that
+write a ConfigMap key ask `user_config_sets` first: the user's `config` wins.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from core.errors import TransformError
 from knative.manifests import Rendered
 
+if TYPE_CHECKING:
+    from knative.spec.component import ComponentSpec
 
-def merge_config(rendered: Rendered, config: Mapping[str, Mapping[str, str]]) -> Rendered:
-    """The operator's `spec.config`: `{configmap: {key: value}}` merged into the release's
-    ConfigMaps (the `config-` prefix is optional); keys the user does not name keep the
-    release values. A ConfigMap the release does not have is an error, not a new object."""
+# `config`: ConfigMap name (the `config-` prefix optional) -> key -> value.
+ConfigData = dict[str, dict[str, str]]
+
+
+def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
+    """The entry's `config` merged into the release's ConfigMaps (the `config-` prefix is
+    optional); keys the user does not name keep the release values. A ConfigMap the
+    release does not have is an error, not a new object."""
     by_name = {o["metadata"]["name"]: o for o in rendered.namespaced if o["kind"] == "ConfigMap"}
-    for name, values in config.items():
+    for name, values in spec.config.items():
         target = by_name.get(name) or by_name.get(f"config-{name}")
         if target is None:
             known = sorted(n for n in by_name if n.startswith("config-"))
@@ -25,3 +35,17 @@ def merge_config(rendered: Rendered, config: Mapping[str, Mapping[str, str]]) ->
         data.update({k: str(v) for k, v in values.items()})
         target["data"] = data
     return rendered
+
+
+def user_config_sets(user_config: Mapping[str, Mapping[str, str]] | None, configmap: str,
+                     keys: tuple[str, ...]) -> bool:
+    """Whether the user's `config` (ConfigMap names with or without `config-`) names
+    any of keys in configmap: the operator's rule is that the user's config wins."""
+    if not user_config:
+        return False
+    short = configmap.removeprefix("config-")
+    for name in (short, f"config-{short}"):
+        values = user_config.get(name) or {}
+        if any(key in values for key in keys):
+            return True
+    return False

@@ -1,26 +1,27 @@
-"""Serving's ingress choice and its options, and the controller's custom certs (operator parity).
+"""spec.ingress: the operator's ingress Transformers
+(pkg/reconciler/knativeserving/ingress/ingress.go, with kourier.go and istio.go).
 
-The models are what the user writes under `serving.ingress` and
-`serving.controller-custom-certs`; the transforms are pure functions over
-`manifests.Rendered` (mutated in place and returned, like `transforms.merge_config`),
-applied after `manifests.render`. They follow the Knative Operator's
-pkg/reconciler/knativeserving/ingress/{kourier,istio,contour,gatewayapi}.go and
-common/certs.go, with the product's one difference: exactly one ingress, Kourier when
-none is named.
+The models are what the user writes under `serving.ingress`; the transform points
+Serving's config-network at the chosen ingress and applies that ingress's options. The
+product's one difference from the operator: exactly one ingress, Kourier when none is
+named. Serving only: a spec without the key is left alone.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import SKIP_AWAIT_ANNOTATION, Rendered
+from knative.spec.config import ConfigData, user_config_sets
+
+if TYPE_CHECKING:
+    from knative.spec.component import ComponentSpec
 
 IngressName = Literal["kourier", "istio", "gateway-api", "contour"]
 
@@ -48,14 +49,6 @@ ISTIO_LOCAL_GATEWAY = "knative-local-gateway"
 ISTIO_SERVER_KEYS = frozenset({"port", "bind", "hosts", "name", "tls", "defaultEndpoint"})
 ISTIO_TLS_MODES = frozenset({"PASSTHROUGH", "SIMPLE", "MUTUAL", "AUTO_PASSTHROUGH",
                              "ISTIO_MUTUAL", "OPTIONAL_MUTUAL"})
-
-# The operator's common/certs.go.
-CUSTOM_CERTS_DEPLOYMENT = "controller"
-CUSTOM_CERTS_ENV = "SSL_CERT_DIR"
-CUSTOM_CERTS_MOUNT_PATH = "/custom-certs"
-CUSTOM_CERTS_PREFIX = "custom-certs-"
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 Port = Annotated[int, Field(ge=1, le=65535)]
@@ -218,29 +211,9 @@ class Ingress(Strict):
         return INGRESS_CLASSES[self.name]
 
 
-class ControllerCustomCerts(Strict):
-    """`controller-custom-certs`: a ConfigMap or Secret of CA certs the Serving controller
-    trusts when it resolves image digests (registries with self-signed certs)."""
+# --- transform ----------------------------------------------------------------------------
 
-    type: Literal["ConfigMap", "Secret"]
-    name: str
-
-    @field_validator("name")
-    @classmethod
-    def volume_name_fits(cls, value: str) -> str:
-        # The operator names the volume custom-certs-<name>: a DNS-1123 label of <= 63.
-        volume = CUSTOM_CERTS_PREFIX + value
-        if not _DNS_LABEL.match(value) or len(volume) > 63:
-            raise ValueError(
-                f"name must be a DNS-1123 label of at most {63 - len(CUSTOM_CERTS_PREFIX)} "
-                f"characters (it becomes the volume name {CUSTOM_CERTS_PREFIX}<name>), "
-                f"got {value!r}")
-        return value
-
-
-# --- transforms ---------------------------------------------------------------------------
-
-def _find(rendered: Rendered, kind: str, name: str, group: str | None = None) -> dict | None:
+def find(rendered: Rendered, kind: str, name: str, group: str | None = None) -> dict | None:
     for obj in [*rendered.namespaced, *rendered.external]:
         if obj.get("kind") != kind or (obj.get("metadata") or {}).get("name") != name:
             continue
@@ -250,9 +223,9 @@ def _find(rendered: Rendered, kind: str, name: str, group: str | None = None) ->
     return None
 
 
-def _require(rendered: Rendered, kind: str, name: str, why: str,
+def require(rendered: Rendered, kind: str, name: str, why: str,
              group: str | None = None) -> dict:
-    obj = _find(rendered, kind, name, group)
+    obj = find(rendered, kind, name, group)
     if obj is None:
         raise TransformError(
             f"{why} changes the {kind} {name!r}, which this release does not have; check "
@@ -260,31 +233,17 @@ def _require(rendered: Rendered, kind: str, name: str, why: str,
     return obj
 
 
-def user_config_sets(user_config: Mapping[str, Mapping[str, str]] | None, configmap: str,
-                     keys: tuple[str, ...]) -> bool:
-    """Whether the user's `config` (ConfigMap names with or without `config-`) names
-    any of keys in configmap: the operator's rule is that the user's config wins."""
-    if not user_config:
-        return False
-    short = configmap.removeprefix("config-")
-    for name in (short, f"config-{short}"):
-        values = user_config.get(name) or {}
-        if any(key in values for key in keys):
-            return True
-    return False
-
-
 def _set_ingress_class(rendered: Rendered, ingress: Ingress,
-                       user_config: Mapping[str, Mapping[str, str]] | None) -> None:
+                       user_config: ConfigData | None) -> None:
     if user_config_sets(user_config, "config-network", INGRESS_CLASS_KEYS):
         return
-    network = _require(rendered, "ConfigMap", "config-network", "the ingress choice")
+    network = require(rendered, "ConfigMap", "config-network", "the ingress choice")
     data = dict(network.get("data") or {})
     data["ingress-class"] = ingress.ingress_class
     network["data"] = data
 
 
-def _pod_spec(deployment: dict) -> dict:
+def pod_template_spec(deployment: dict) -> dict:
     return deployment.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
 
 
@@ -293,7 +252,7 @@ def _apply_kourier(rendered: Rendered, options: KourierOptions) -> None:
     touches_service = (options.service_type or options.service_load_balancer_ip
                        or options.http_port or options.https_port)
     if touches_service:
-        svc = _require(rendered, "Service", KOURIER_SERVICE, "ingress.kourier")
+        svc = require(rendered, "Service", KOURIER_SERVICE, "ingress.kourier")
         spec = svc.setdefault("spec", {})
         if options.service_type:
             spec["type"] = options.service_type
@@ -320,9 +279,9 @@ def _apply_kourier(rendered: Rendered, options: KourierOptions) -> None:
             meta = svc.setdefault("metadata", {})
             meta.setdefault("annotations", {})[SKIP_AWAIT_ANNOTATION] = "true"
     if options.bootstrap_configmap:
-        gateway = _require(rendered, "Deployment", KOURIER_GATEWAY_DEPLOYMENT,
+        gateway = require(rendered, "Deployment", KOURIER_GATEWAY_DEPLOYMENT,
                            "ingress.kourier.bootstrap-configmap")
-        volumes = [v for v in _pod_spec(gateway).get("volumes") or []
+        volumes = [v for v in pod_template_spec(gateway).get("volumes") or []
                    if (v.get("configMap") or {}).get("name") == KOURIER_DEFAULT_BOOTSTRAP]
         if not volumes:
             raise TransformError(
@@ -340,7 +299,7 @@ def _apply_istio(rendered: Rendered, options: IstioOptions) -> None:
             (ISTIO_LOCAL_GATEWAY, options.knative_local_gateway, "knative-local-gateway")):
         if override is None or not (override.selector or override.servers):
             continue
-        gateway = _require(rendered, "Gateway", name, f"ingress.istio.{key}",
+        gateway = require(rendered, "Gateway", name, f"ingress.istio.{key}",
                            group=ISTIO_GATEWAY_GROUP)
         spec = gateway.setdefault("spec", {})
         if override.selector:
@@ -349,8 +308,7 @@ def _apply_istio(rendered: Rendered, options: IstioOptions) -> None:
             spec["servers"] = [dict(s) for s in override.servers]
 
 
-def apply_ingress(rendered: Rendered, ingress: Ingress,
-                  user_config: Mapping[str, Mapping[str, str]] | None = None) -> Rendered:
+def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """Points Serving at the chosen ingress and applies that ingress's options.
 
     config-network `ingress-class` gets the chosen ingress's class unless the user's
@@ -358,6 +316,9 @@ def apply_ingress(rendered: Rendered, ingress: Ingress,
     wins. The options change only the chosen ingress's objects; an object an option
     needs but the release lacks is a TransformError, not a silent no-op.
     """
+    ingress: Ingress | None = getattr(spec, "ingress", None)
+    if ingress is None:
+        return rendered
     name = ingress.name
     provided = any(((o.get("metadata") or {}).get("labels") or {}).get(PROVIDER_LABEL) == name
                    for o in [*rendered.namespaced, *rendered.external, *rendered.cluster_scoped])
@@ -365,50 +326,10 @@ def apply_ingress(rendered: Rendered, ingress: Ingress,
         raise TransformError(
             f"the ingress is {name!r} but this release has no object of that ingress "
             f"(label {PROVIDER_LABEL}={name}); load the {name} release file with Serving")
-    _set_ingress_class(rendered, ingress, user_config)
+    _set_ingress_class(rendered, ingress, spec.config)
     if name == "kourier" and ingress.kourier is not None:
         _apply_kourier(rendered, ingress.kourier)
     elif name == "istio" and ingress.istio is not None:
         _apply_istio(rendered, ingress.istio)
     # gateway-api and contour: the operator has no transforms for them.
     return rendered
-
-
-def apply_custom_certs(rendered: Rendered, certs: ControllerCustomCerts | None) -> Rendered:
-    """The operator's CustomCertsTransform on the Serving `controller` Deployment.
-
-    Adds volume `custom-certs-<name>` (the ConfigMap or Secret), mounts it at
-    /custom-certs in the first container and sets SSL_CERT_DIR=/custom-certs there, so
-    the controller trusts registries signed by those CAs. Entries of the same name are
-    replaced rather than duplicated, so applying it twice changes nothing.
-    """
-    if certs is None:
-        return rendered
-    deployment = _require(rendered, "Deployment", CUSTOM_CERTS_DEPLOYMENT,
-                          "controller-custom-certs")
-    pod = _pod_spec(deployment)
-    containers = pod.get("containers") or []
-    if not containers:
-        raise TransformError("controller-custom-certs: the controller Deployment of this "
-                             "release has no container")
-    volume_name = CUSTOM_CERTS_PREFIX + certs.name
-    source: dict[str, Any] = (
-        {"configMap": {"name": certs.name}} if certs.type == "ConfigMap"
-        else {"secret": {"secretName": certs.name}})
-    _upsert(pod, "volumes", {"name": volume_name, **source})
-    _upsert(containers[0], "volumeMounts",
-            {"name": volume_name, "mountPath": CUSTOM_CERTS_MOUNT_PATH})
-    _upsert(containers[0], "env", {"name": CUSTOM_CERTS_ENV, "value": CUSTOM_CERTS_MOUNT_PATH})
-    return rendered
-
-
-def _upsert(parent: dict, key: str, item: dict) -> None:
-    """Replaces the list entry with item's name, or appends item."""
-    items = list(parent.get(key) or [])
-    for i, existing in enumerate(items):
-        if existing.get("name") == item["name"]:
-            items[i] = item
-            break
-    else:
-        items.append(item)
-    parent[key] = items

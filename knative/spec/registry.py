@@ -1,6 +1,7 @@
-"""The operator's `spec.registry` (operator parity): image overrides and pull secrets for
-air-gapped or mirrored fleets, as a validated model and a pure transform over the
-rendered release objects.
+"""spec.registry: the operator's ImageTransform (pkg/reconciler/common/images.go).
+
+Image overrides and pull secrets for air-gapped or mirrored fleets, as a validated model
+and a transform over the rendered release objects.
 
 Lookup order per image, as the operator's `registryImageTransformer` does it:
 `override["<workload>/<container>"]`, then `override["<container>"]`, then `default`
@@ -12,13 +13,16 @@ and never the default, since most env vars are not images.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
 from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import Rendered
+
+if TYPE_CHECKING:
+    from knative.spec.component import ComponentSpec
 
 NAME_VARIABLE = "${NAME}"
 CACHING_IMAGE_API_VERSION = "caching.internal.knative.dev/v1alpha1"
@@ -86,6 +90,11 @@ def all_objects(rendered: Rendered) -> Iterator[dict]:
     """Every object a transform may touch (namespaced first, then pinned ones)."""
     yield from rendered.namespaced
     yield from rendered.external
+
+
+def of_kind(rendered: Rendered, *kinds: str) -> list[dict]:
+    """The objects of `kinds` a transform may touch."""
+    return [o for o in all_objects(rendered) if o.get("kind") in kinds]
 
 
 def pod_spec(obj: Mapping) -> dict | None:
@@ -176,15 +185,16 @@ def _known_keys(rendered: Rendered) -> list[str]:
     return sorted(containers | images | envs)
 
 
-def apply_registry(rendered: Rendered, registry: Registry | None) -> Rendered:
+def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """Rewrites images of every workload container and init container (Deployments,
     StatefulSets, DaemonSets, Jobs, CronJobs), of caching `Image` objects, of env vars the
     override names, and Serving's `config-deployment` `queue-sidecar-image` (the image
     Knative injects as the queue-proxy sidecar, which the operator only sets on the
     caching Image; see knative/operator#2313); adds `imagePullSecrets` to every pod spec
-    and caching Image. Apply before `merge_config`, so that an explicit
+    and caching Image. Runs before `config`, so that an explicit
     `config.deployment.queue-sidecar-image` wins. An override key that names nothing in
     the release is an error (a typo would otherwise pull from the public registry)."""
+    registry = spec.registry
     if registry is None:
         return rendered
     lookup = _Lookup(registry)

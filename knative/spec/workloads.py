@@ -1,55 +1,38 @@
-"""The operator's `high-availability`, `workloads`, `services` and `podDisruptionBudgets`
-(operator parity, KnativeServing/KnativeEventing v1beta1 spellings), as validated models
-and pure transforms over the rendered release objects.
+"""spec.workloads: the operator's OverridesTransform
+(pkg/reconciler/common/workload_override.go, with env_override.go and probe_override.go).
 
-Each transform mutates `rendered` in place and returns it. Unlike the operator, which
-skips what it cannot match, a name the release does not have is a `TransformError` that
-lists the known names: a typo must not silently leave a spoke unconfigured.
+Per named Deployment, StatefulSet, DaemonSet or Job of the release: replicas, labels,
+annotations, scheduling fields, resources, env and probe timings. Unlike the operator,
+which skips what it cannot match, a name the release does not have is a `TransformError`
+that lists the known names: a typo must not silently leave a spoke unconfigured.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
 from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import CR_NAME_LABEL, MANAGED_BY_LABEL, Rendered
-from knative.spec.registry import all_objects, pod_spec, workload_matches
+from knative.spec.high_availability import CUSTOM_AUTOSCALED, REPLICATED_KINDS, hpa_by_target
+from knative.spec.registry import of_kind, pod_spec, workload_matches
 
-# The operator's haUnSupported: the controller scales it (0 or 1) itself.
-HA_UNSUPPORTED = frozenset({"pingsource-mt-adapter"})
-# The operator's hasHorizontalPodOrCustomAutoscaler: workloads an autoscaler scales.
-# Release HPAs are found by their scaleTargetRef as well; these are the names the
-# operator hard-codes (the kafka dispatchers are scaled by a custom autoscaler, no HPA).
-OPERATOR_HPA_WORKLOADS = frozenset({
-    "webhook", "activator", "3scale-kourier-gateway", "eventing-webhook",
-    "mt-broker-ingress", "mt-broker-filter",
-})
-CUSTOM_AUTOSCALED = frozenset({
-    "kafka-broker-dispatcher", "kafka-source-dispatcher", "kafka-channel-dispatcher",
-})
+if TYPE_CHECKING:
+    from knative.spec.component import ComponentSpec
+
 OVERRIDABLE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
-REPLICATED_KINDS = frozenset({"Deployment", "StatefulSet"})
 # Labels render sets for ownership and discovery; an override must not move them.
 RESERVED_LABELS = frozenset({MANAGED_BY_LABEL, CR_NAME_LABEL})
 
 _QUANTITY = re.compile(
     r"^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
-_PERCENT = re.compile(r"^(\d{1,3})%$")
 
 
 # ---------------------------------------------------------------------------- models
-
-
-class HighAvailability(Strict):
-    """`high-availability`: replicas of every control-plane Deployment not scaled by an
-    autoscaler, and the floor of the release HPAs."""
-
-    replicas: StrictInt = Field(ge=0)
 
 
 class ResourceOverride(Strict):
@@ -178,56 +161,11 @@ class WorkloadOverride(Strict):
     @field_validator("labels")
     @classmethod
     def no_reserved_labels(cls, value: dict[str, str]) -> dict[str, str]:
-        return _no_reserved_labels(value)
+        return refuse_reserved_labels(value)
 
 
-class ServiceOverride(Strict):
-    """`services[]`: labels, annotations and selector merged into one release Service."""
-
-    name: str = Field(min_length=1)
-    labels: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-    selector: dict[str, str] = {}
-
-    @field_validator("labels")
-    @classmethod
-    def no_reserved_labels(cls, value: dict[str, str]) -> dict[str, str]:
-        return _no_reserved_labels(value)
-
-
-# StrictInt: YAML `true` or `1.5` is a mistake, not 1.
-IntOrPercent = StrictInt | str
-
-
-class PodDisruptionBudgetOverride(Strict):
-    """`podDisruptionBudgets[]`: minAvailable or maxUnavailable of one release PDB."""
-
-    name: str = Field(min_length=1)
-    min_available: IntOrPercent | None = Field(None, alias="minAvailable")
-    max_unavailable: IntOrPercent | None = Field(None, alias="maxUnavailable")
-
-    @field_validator("min_available", "max_unavailable")
-    @classmethod
-    def int_or_percent(cls, value: IntOrPercent | None) -> IntOrPercent | None:
-        if isinstance(value, int) and value < 0:
-            raise ValueError(f"must be >= 0, got {value}")
-        if isinstance(value, str):
-            match = _PERCENT.match(value)
-            if not match or int(match.group(1)) > 100:
-                raise ValueError(f"must be an integer or a percentage like '80%', got {value!r}")
-        return value
-
-    @model_validator(mode="after")
-    def exactly_one(self) -> PodDisruptionBudgetOverride:
-        # A PodDisruptionBudget takes one of the two; Kubernetes rejects both.
-        if (self.min_available is None) == (self.max_unavailable is None):
-            raise ValueError(
-                f"podDisruptionBudget {self.name!r}: give exactly one of minAvailable and "
-                f"maxUnavailable")
-        return self
-
-
-def _no_reserved_labels(value: dict[str, str]) -> dict[str, str]:
+def refuse_reserved_labels(value: dict[str, str]) -> dict[str, str]:
+    """The labels, unless they name one that render sets (ownership and discovery)."""
     reserved = sorted(RESERVED_LABELS & set(value))
     if reserved:
         raise ValueError(f"labels {', '.join(reserved)} are set by knative-fleet and "
@@ -238,36 +176,10 @@ def _no_reserved_labels(value: dict[str, str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _unknown(what: str, name: str, known: Iterable[str], hint: str = "") -> TransformError:
+def unknown_name(what: str, name: str, known: Iterable[str], hint: str = "") -> TransformError:
     return TransformError(
         f"{what} names {name!r}, which this release does not have{hint}; "
         f"known: {', '.join(sorted(set(known))) or '(none)'}")
-
-
-def _of_kind(rendered: Rendered, *kinds: str) -> list[dict]:
-    return [o for o in all_objects(rendered) if o.get("kind") in kinds]
-
-
-def _hpa_by_target(rendered: Rendered) -> dict[str, list[dict]]:
-    """Release HPAs by the name of the Deployment/StatefulSet they scale."""
-    out: dict[str, list[dict]] = {}
-    for hpa in _of_kind(rendered, "HorizontalPodAutoscaler"):
-        target = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
-        if target.get("kind") in REPLICATED_KINDS and target.get("name"):
-            out.setdefault(target["name"], []).append(hpa)
-    return out
-
-
-def _raise_hpa_floor(hpa: dict, replicas: int) -> None:
-    """The operator's HA hpaTransform: minReplicas up to replicas, maxReplicas up by the
-    same amount (so it stays above min); an HPA that already has more keeps its values."""
-    spec = hpa.setdefault("spec", {})
-    current = int(spec.get("minReplicas", 1))
-    if current >= replicas:
-        return
-    spec["minReplicas"] = replicas
-    if "maxReplicas" in spec:
-        spec["maxReplicas"] = int(spec["maxReplicas"]) + (replicas - current)
 
 
 def _set_hpa_floor(hpa: dict, replicas: int) -> None:
@@ -410,105 +322,28 @@ def _override_one(obj: dict, override: WorkloadOverride, hpas: Mapping[str, list
                    _probe_merger("livenessProbe", name))
 
 
-# ---------------------------------------------------------------------------- transforms
+# ---------------------------------------------------------------------------- transform
 
 
-def apply_high_availability(
-    rendered: Rendered,
-    ha: HighAvailability | None,
-    *,
-    workloads: Sequence[WorkloadOverride] = (),
-) -> Rendered:
-    """The operator's HighAvailabilityTransform: `replicas` on every Deployment that no
-    autoscaler scales (HPA-scaled ones and pingsource-mt-adapter keep theirs), and every
-    release HPA's minReplicas raised to at least `replicas` (maxReplicas raised by the
-    same amount). Workloads whose override sets replicas are left to that override, as
-    the operator does; pass them as `workloads`, or apply the overrides afterwards."""
-    if ha is None:
-        return rendered
-    replicas = ha.replicas
-    pinned = {w.name for w in workloads if w.replicas is not None}
-    hpas = _hpa_by_target(rendered)
-    autoscaled = set(hpas) | OPERATOR_HPA_WORKLOADS | CUSTOM_AUTOSCALED
-    for obj in _of_kind(rendered, "Deployment"):
-        name = obj["metadata"]["name"]
-        if name in autoscaled or name in HA_UNSUPPORTED or name in pinned:
-            continue
-        obj.setdefault("spec", {})["replicas"] = replicas
-    for hpa in _of_kind(rendered, "HorizontalPodAutoscaler"):
-        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
-        if hpa["metadata"]["name"] in pinned or target in pinned:
-            continue
-        _raise_hpa_floor(hpa, replicas)
-    return rendered
-
-
-def apply_workload_overrides(
-    rendered: Rendered, overrides: Sequence[WorkloadOverride] | None
-) -> Rendered:
-    """The operator's OverridesTransform (`workloads`, and the deprecated `deployments`):
-    per named Deployment/StatefulSet/DaemonSet/Job, replicas (for an HPA-scaled workload:
-    the HPA's minReplicas), labels and annotations (workload and pod template; selector
+def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
+    """`workloads` (the operator's, and its deprecated `deployments`): per named
+    Deployment/StatefulSet/DaemonSet/Job, replicas (for an HPA-scaled workload: the HPA's
+    minReplicas), labels and annotations (workload and pod template; selector
     labels keep their values), nodeSelector, tolerations, affinity,
     topologySpreadConstraints and hostNetwork (replaced), resources and env (merged per
     container), and probe timings (merged per container)."""
+    overrides = spec.workloads
     if not overrides:
         return rendered
-    workloads = _of_kind(rendered, *OVERRIDABLE_KINDS)
-    hpas = _hpa_by_target(rendered)
+    workloads = of_kind(rendered, *OVERRIDABLE_KINDS)
+    hpas = hpa_by_target(rendered)
     for override in overrides:
         matched = [o for o in workloads
                    if workload_matches(override.name, o["metadata"]["name"], o["kind"])]
         if not matched:
-            raise _unknown("workloads", override.name,
-                           (o["metadata"]["name"] for o in workloads),
-                           hint=" (a Job may also be named by its generateName, ending in '-')")
+            raise unknown_name("workloads", override.name,
+                               (o["metadata"]["name"] for o in workloads),
+                               hint=" (a Job may also be named by its generateName, ending in '-')")
         for obj in matched:
             _override_one(obj, override, hpas)
-    return rendered
-
-
-def apply_service_overrides(
-    rendered: Rendered, overrides: Sequence[ServiceOverride] | None
-) -> Rendered:
-    """The operator's ServicesTransform: labels, annotations and selector merged into the
-    named Service (a selector that matches no pods is the user's choice)."""
-    if not overrides:
-        return rendered
-    services = {o["metadata"]["name"]: o for o in _of_kind(rendered, "Service")}
-    for override in overrides:
-        service = services.get(override.name)
-        if service is None:
-            raise _unknown("services", override.name, services)
-        meta = service["metadata"]
-        for field, values in (("labels", override.labels),
-                              ("annotations", override.annotations)):
-            if values:
-                meta[field] = {**(meta.get(field) or {}), **values}
-        if override.selector:
-            spec = service.setdefault("spec", {})
-            spec["selector"] = {**(spec.get("selector") or {}), **override.selector}
-    return rendered
-
-
-def apply_pdb_overrides(
-    rendered: Rendered, overrides: Sequence[PodDisruptionBudgetOverride] | None
-) -> Rendered:
-    """The operator's PodDisruptionBudgetsTransform: the named PDB gets the given
-    minAvailable or maxUnavailable, and loses the other (a PDB takes only one; the operator
-    itself only sets minAvailable)."""
-    if not overrides:
-        return rendered
-    pdbs = {o["metadata"]["name"]: o for o in _of_kind(rendered, "PodDisruptionBudget")}
-    for override in overrides:
-        pdb = pdbs.get(override.name)
-        if pdb is None:
-            raise _unknown("podDisruptionBudgets", override.name, pdbs)
-        spec = pdb.setdefault("spec", {})
-        if override.min_available is not None:
-            spec["minAvailable"] = override.min_available
-            spec.pop("maxUnavailable", None)
-        else:
-            spec["maxUnavailable"] = override.max_unavailable
-            spec.pop("minAvailable", None)
     return rendered

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from config.fleet import parse_fleet_config
 from knative import plan as planning
 from knative.aggregated_roles import (
     expected_rules,
@@ -17,7 +16,8 @@ from knative.aggregated_roles import (
     selector_string,
     settled,
 )
-from lab.paths import RELEASES
+from knative.spec.component import EventingSpec, ServingSpec
+from tests.support.releases import RELEASE_BASE
 
 
 def role(name: str, labels: dict | None = None, rules: list | None = None,
@@ -88,10 +88,8 @@ def test_recreation_is_only_what_the_controller_alone_wrote() -> None:
 
 
 def test_release_feeders_span_serving_and_eventing() -> None:
-    cfg = parse_fleet_config({"releaseBase": f"file://{RELEASES}", "fleet": [
-        {"name": "s", "clusterProfileRef": {"name": "s", "namespace": "f"},
-         "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}]})
-    plans = planning.plan_spoke(cfg.fleet[0], cfg.release_base, {})
+    plans = planning.plan_spoke(ServingSpec(version="1.23"), EventingSpec(version="1.23"),
+                                RELEASE_BASE, {})
     objects = [o for p in plans for o in p.rendered.cluster_scoped]
     feeders = feeders_by_role(objects)
     assert set(feeders) == {

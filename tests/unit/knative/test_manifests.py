@@ -13,17 +13,12 @@ import pytest
 from core.errors import ReleaseError
 from knative import manifests, releases
 from knative.manifests import Rendered
-from lab.paths import RELEASES
+from tests.support.releases import RELEASE_BASE as BASE
+from tests.support.releases import release_documents as _docs
+from tests.support.releases import rendered
 
-MIRROR = RELEASES
-BASE = MIRROR.as_uri()
 SERVING_NS = "knative-serving"
 EVENTING_NS = "knative-eventing"
-
-
-def _docs(component: str, ingress: str | None = "kourier") -> list[dict]:
-    urls = releases.release_urls(BASE, component, "1.23", ingress=ingress)  # type: ignore[arg-type]
-    return [doc for url in urls for doc in releases.load_documents(url)]
 
 
 def _all(rendered: Rendered) -> list[dict]:
@@ -37,15 +32,12 @@ def _find(objs: list[dict], kind: str, name: str) -> dict:
 
 @pytest.fixture(scope="module")
 def serving() -> Rendered:
-    return manifests.render(
-        _docs("serving"), namespace=SERVING_NS, cr_name="knative-serving", component="serving")
+    return rendered("serving")
 
 
 @pytest.fixture(scope="module")
 def eventing() -> Rendered:
-    return manifests.render(
-        _docs("eventing"), namespace=EVENTING_NS, cr_name="knative-eventing",
-        component="eventing")
+    return rendered("eventing")
 
 
 # --- Serving 1.23 + Kourier -------------------------------------------------------------

@@ -5,35 +5,36 @@ from __future__ import annotations
 import pytest
 
 from core.errors import TransformError
-from knative import manifests, releases
-from knative.spec.config import merge_config
-from lab.paths import RELEASES
-
-
-def serving() -> manifests.Rendered:
-    docs = []
-    for url in releases.release_urls(f"file://{RELEASES}", "serving", "1.23.0"):
-        docs.extend(releases.load_documents(url))
-    return manifests.render(docs, namespace="knative-serving", cr_name="knative-serving",
-                            component="serving")
-
-
-def configmap(rendered: manifests.Rendered, name: str) -> dict:
-    return next(o for o in rendered.namespaced
-                if o["kind"] == "ConfigMap" and o["metadata"]["name"] == name)
+from knative.spec import config
+from knative.spec.component import ComponentSpec
+from knative.spec.config import user_config_sets
+from tests.support.releases import find, serving
 
 
 def test_keys_merge_and_unnamed_keys_keep_release_values() -> None:
-    base = serving()
-    release_example = configmap(base, "config-logging")["data"]["_example"]
-    out = merge_config(serving(), {"logging": {"loglevel.controller": "debug"},
-                                   "config-network": {"ingress-class": "x"}})
-    assert configmap(out, "config-logging")["data"]["loglevel.controller"] == "debug"
-    assert configmap(out, "config-logging")["data"]["_example"] == release_example
-    assert configmap(out, "config-network")["data"]["ingress-class"] == "x"
+    release_example = find(serving(), "ConfigMap", "config-logging")["data"]["_example"]
+    out = config.transform(serving(), ComponentSpec(config={
+        "logging": {"loglevel.controller": "debug"}, "config-network": {"ingress-class": "x"}}))
+    assert find(out, "ConfigMap", "config-logging")["data"]["loglevel.controller"] == "debug"
+    assert find(out, "ConfigMap", "config-logging")["data"]["_example"] == release_example
+    assert find(out, "ConfigMap", "config-network")["data"]["ingress-class"] == "x"
 
 
 def test_unknown_configmap_is_refused_with_the_known_names() -> None:
     with pytest.raises(TransformError) as err:
-        merge_config(serving(), {"nope": {"a": "b"}})
+        config.transform(serving(), ComponentSpec(config={"nope": {"a": "b"}}))
     assert "nope" in str(err.value) and "config-logging" in str(err.value)
+
+
+def test_no_config_changes_nothing() -> None:
+    assert config.transform(serving(), ComponentSpec()) == serving()
+
+
+@pytest.mark.parametrize(("user", "sets"), [
+    (None, False), ({}, False), ({"network": {"other": "x"}}, False),
+    ({"network": {"ingress-class": "x"}}, True),
+    ({"config-network": {"ingress.class": "x"}}, True),
+])
+def test_user_config_sets_knows_both_spellings_of_a_configmap(
+        user: dict | None, sets: bool) -> None:
+    assert user_config_sets(user, "config-network", ("ingress-class", "ingress.class")) is sets

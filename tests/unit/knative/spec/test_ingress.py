@@ -1,10 +1,9 @@
-"""The ingress choice, its options and controller-custom-certs, against the real 1.23
-releases (operator parity: pkg/reconciler/knativeserving/ingress, common/certs.go)."""
+"""The ingress choice and its options against the real 1.23 releases (operator parity:
+pkg/reconciler/knativeserving/ingress)."""
 
 from __future__ import annotations
 
 import copy
-import functools
 from typing import Any
 
 import pytest
@@ -12,37 +11,22 @@ import yaml
 from pydantic import ValidationError
 
 from core.errors import TransformError
-from knative import manifests, releases
 from knative.manifests import SKIP_AWAIT_ANNOTATION, Rendered
-from knative.spec.config import merge_config
-from knative.spec.ingress import (
-    INGRESS_CLASSES,
-    ControllerCustomCerts,
-    Ingress,
-    KourierOptions,
-    apply_custom_certs,
-    apply_ingress,
-)
-from lab.paths import RELEASES
+from knative.spec import config
+from knative.spec import ingress as ingress_key
+from knative.spec.component import ServingSpec
+from knative.spec.ingress import INGRESS_CLASSES, Ingress, KourierOptions
+from tests.support.releases import find, serving, without
 
 
-@functools.lru_cache(maxsize=8)
-def _serving(ingress: str) -> Rendered:
-    docs: list[dict] = []
-    for url in releases.release_urls(f"file://{RELEASES}", "serving", "1.23.0", ingress=ingress):
-        docs.extend(releases.load_documents(url))
-    return manifests.render(docs, namespace="knative-serving", cr_name="knative-serving",
-                            component="serving")
+def apply_ingress(rendered: Rendered, ingress: Ingress,
+                  user_config: dict[str, dict[str, str]] | None = None) -> Rendered:
+    return ingress_key.transform(rendered, ServingSpec(ingress=ingress,
+                                                       config=user_config or {}))
 
 
-def serving(ingress: str = "kourier") -> Rendered:
-    """A fresh copy per test: transforms mutate in place."""
-    return copy.deepcopy(_serving(ingress))
-
-
-def find(rendered: Rendered, kind: str, name: str) -> dict:
-    return next(o for o in [*rendered.namespaced, *rendered.external]
-                if o["kind"] == kind and o["metadata"]["name"] == name)
+def merge_config(rendered: Rendered, user_config: dict[str, dict[str, str]]) -> Rendered:
+    return config.transform(rendered, ServingSpec(config=user_config))
 
 
 def pod(rendered: Rendered, name: str) -> dict:
@@ -51,12 +35,6 @@ def pod(rendered: Rendered, name: str) -> dict:
 
 def ingress(raw: dict[str, Any]) -> Ingress:
     return Ingress.model_validate(raw)
-
-
-def without(rendered: Rendered, kind: str, name: str) -> Rendered:
-    rendered.namespaced = [o for o in rendered.namespaced
-                           if not (o["kind"] == kind and o["metadata"]["name"] == name)]
-    return rendered
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -124,18 +102,6 @@ def test_kourier_options_that_cannot_work_are_refused(kourier: dict, message: st
 def test_malformed_istio_servers_are_refused(server: dict, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         ingress({"istio": {"knative-local-gateway": {"servers": [server]}}})
-
-
-@pytest.mark.parametrize("raw, message", [
-    ({"type": "Volume", "name": "certs"}, "type"),
-    ({"type": "Secret"}, "name"),
-    ({"type": "Secret", "name": "Certs"}, "DNS-1123 label"),
-    ({"type": "Secret", "name": "c" * 51}, "at most 50"),
-    ({"type": "Secret", "name": "certs", "key": "ca.crt"}, "key"),
-])
-def test_bad_custom_certs_are_refused(raw: dict, message: str) -> None:
-    with pytest.raises(ValidationError, match=message):
-        ControllerCustomCerts.model_validate(raw)
 
 
 # --- ingress class --------------------------------------------------------------------------
@@ -335,38 +301,3 @@ def test_a_missing_istio_gateway_is_an_error() -> None:
     with pytest.raises(TransformError, match="Gateway 'knative-local-gateway'"):
         apply_ingress(rendered, ingress({"istio": {
             "knative-local-gateway": {"selector": {"a": "b"}}}}))
-
-
-# --- controller-custom-certs ----------------------------------------------------------------
-
-@pytest.mark.parametrize("kind, source", [
-    ("ConfigMap", {"configMap": {"name": "registry-ca"}}),
-    ("Secret", {"secret": {"secretName": "registry-ca"}}),
-])
-def test_custom_certs_mount_into_the_controller(kind: str, source: dict) -> None:
-    base = serving()
-    out = apply_custom_certs(serving(), ControllerCustomCerts(type=kind, name="registry-ca"))
-    spec = pod(out, "controller")
-    base_container = pod(base, "controller")["containers"][0]
-    assert spec["volumes"] == [{"name": "custom-certs-registry-ca", **source}]
-    container = spec["containers"][0]
-    assert container["volumeMounts"] == [
-        {"name": "custom-certs-registry-ca", "mountPath": "/custom-certs"}]
-    assert container["env"] == [*base_container["env"],
-                                {"name": "SSL_CERT_DIR", "value": "/custom-certs"}]
-
-
-def test_custom_certs_twice_is_the_same_as_once() -> None:
-    certs = ControllerCustomCerts.model_validate({"type": "Secret", "name": "ca"})
-    once = apply_custom_certs(serving(), certs)
-    assert apply_custom_certs(copy.deepcopy(once), certs) == once
-
-
-def test_no_custom_certs_changes_nothing() -> None:
-    assert apply_custom_certs(serving(), None) == serving()
-
-
-def test_custom_certs_without_a_controller_is_an_error() -> None:
-    with pytest.raises(TransformError, match="Deployment 'controller'"):
-        apply_custom_certs(without(serving(), "Deployment", "controller"),
-                           ControllerCustomCerts(type="ConfigMap", name="ca"))

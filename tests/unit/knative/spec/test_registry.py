@@ -2,43 +2,24 @@
 
 from __future__ import annotations
 
-import copy
-import functools
-
 import pytest
 from pydantic import ValidationError
 
 from core.errors import TransformError
-from knative import manifests, releases
-from knative.spec.registry import Registry, apply_registry, pod_spec
-from lab.paths import RELEASES
+from knative.manifests import Rendered
+from knative.spec import registry as registry_key
+from knative.spec.component import ComponentSpec
+from knative.spec.registry import Registry, pod_spec
+from tests.support.releases import eventing, find, serving
 
 DEFAULT = "registry.example.com/knative/${NAME}:v1.23.0"
 
 
-@functools.lru_cache(maxsize=2)  # one per component
-def _rendered(component: str) -> manifests.Rendered:
-    docs: list[dict] = []
-    for url in releases.release_urls(f"file://{RELEASES}", component, "1.23.0"):
-        docs.extend(releases.load_documents(url))
-    return manifests.render(docs, namespace=f"knative-{component}",
-                            cr_name=f"knative-{component}", component=component)
+def apply_registry(rendered: Rendered, registry: Registry | None) -> Rendered:
+    return registry_key.transform(rendered, ComponentSpec(registry=registry))
 
 
-def serving() -> manifests.Rendered:
-    return copy.deepcopy(_rendered("serving"))
-
-
-def eventing() -> manifests.Rendered:
-    return copy.deepcopy(_rendered("eventing"))
-
-
-def find(rendered: manifests.Rendered, kind: str, name: str) -> dict:
-    return next(o for o in rendered.namespaced
-                if o["kind"] == kind and o["metadata"]["name"] == name)
-
-
-def container(rendered: manifests.Rendered, kind: str, name: str, container: str) -> dict:
+def container(rendered: Rendered, kind: str, name: str, container: str) -> dict:
     spec = pod_spec(find(rendered, kind, name))
     assert spec is not None
     return next(c for c in spec["containers"] if c["name"] == container)
@@ -48,7 +29,7 @@ def env(c: dict, name: str) -> dict:
     return next(e for e in c["env"] if e["name"] == name)
 
 
-def workloads(rendered: manifests.Rendered) -> list[dict]:
+def workloads(rendered: Rendered) -> list[dict]:
     return [o for o in rendered.namespaced if pod_spec(o) is not None]
 
 
@@ -221,8 +202,8 @@ def test_image_pull_secrets_are_not_duplicated() -> None:
 
 
 def test_none_and_empty_registry_change_nothing() -> None:
-    assert apply_registry(serving(), None) == _rendered("serving")
-    assert apply_registry(serving(), Registry()) == _rendered("serving")
+    assert apply_registry(serving(), None) == serving()
+    assert apply_registry(serving(), Registry()) == serving()
 
 
 # ---------------------------------------------------------------------------- model

@@ -1,65 +1,32 @@
-"""`high-availability`, `workloads`, `services` and `podDisruptionBudgets` against the
-real 1.23 Serving and Eventing releases."""
+"""`workloads` against the real 1.23 Serving and Eventing releases (operator parity:
+OverridesTransform, pkg/reconciler/common/workload_override.go)."""
 
 from __future__ import annotations
 
-import copy
-import functools
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from core.errors import TransformError
-from knative import manifests, releases
+from knative import manifests
+from knative.manifests import Rendered
+from knative.spec import workloads as workloads_key
+from knative.spec.component import ComponentSpec
 from knative.spec.registry import pod_spec
-from knative.spec.workloads import (
-    HighAvailability,
-    PodDisruptionBudgetOverride,
-    ServiceOverride,
-    WorkloadOverride,
-    apply_high_availability,
-    apply_pdb_overrides,
-    apply_service_overrides,
-    apply_workload_overrides,
-)
-from lab.paths import RELEASES
+from knative.spec.workloads import WorkloadOverride
+from tests.support.releases import eventing, find, replicas, serving
+from tests.support.releases import hpa_range as hpa
 
 MIGRATE_SERVING = "storage-version-migration-serving-serving-1.23.0"
 
 
-@functools.lru_cache(maxsize=2)  # one per component
-def _rendered(component: str) -> manifests.Rendered:
-    docs: list[dict] = []
-    for url in releases.release_urls(f"file://{RELEASES}", component, "1.23.0"):
-        docs.extend(releases.load_documents(url))
-    return manifests.render(docs, namespace=f"knative-{component}",
-                            cr_name=f"knative-{component}", component=component)
+def apply_workload_overrides(rendered: Rendered,
+                             overrides: list[WorkloadOverride] | None) -> Rendered:
+    return workloads_key.transform(rendered, ComponentSpec(workloads=overrides or []))
 
 
-def serving() -> manifests.Rendered:
-    return copy.deepcopy(_rendered("serving"))
-
-
-def eventing() -> manifests.Rendered:
-    return copy.deepcopy(_rendered("eventing"))
-
-
-def find(rendered: manifests.Rendered, kind: str, name: str) -> dict:
-    return next(o for o in rendered.namespaced
-                if o["kind"] == kind and o["metadata"]["name"] == name)
-
-
-def replicas(rendered: manifests.Rendered, name: str, kind: str = "Deployment") -> Any:
-    return find(rendered, kind, name)["spec"].get("replicas")
-
-
-def hpa(rendered: manifests.Rendered, name: str) -> tuple[int, int]:
-    spec = find(rendered, "HorizontalPodAutoscaler", name)["spec"]
-    return spec["minReplicas"], spec["maxReplicas"]
-
-
-def container(rendered: manifests.Rendered, kind: str, name: str, container: str) -> dict:
+def container(rendered: Rendered, kind: str, name: str, container: str) -> dict:
     spec = pod_spec(find(rendered, kind, name))
     assert spec is not None
     return next(c for c in spec["containers"] if c["name"] == container)
@@ -67,63 +34,6 @@ def container(rendered: manifests.Rendered, kind: str, name: str, container: str
 
 def workload(**raw: Any) -> WorkloadOverride:
     return WorkloadOverride.model_validate(raw)
-
-
-# ---------------------------------------------------------------------------- high availability
-
-
-def test_ha_scales_serving_deployments_without_an_autoscaler() -> None:
-    out = apply_high_availability(serving(), HighAvailability(replicas=3))
-    for name in ("controller", "autoscaler", "autoscaler-hpa", "net-kourier-controller"):
-        assert replicas(out, name) == 3, name
-    # HPA-scaled: replicas stay with the HPA, whose floor rises (max by the same amount).
-    for name in ("activator", "webhook", "3scale-kourier-gateway"):
-        assert replicas(out, name) == replicas(_rendered("serving"), name), name
-    assert hpa(out, "activator") == (3, 22)
-    assert hpa(out, "webhook") == (3, 7)
-    assert hpa(out, "3scale-kourier-gateway") == (3, 12)
-
-
-def test_ha_scales_eventing_but_not_pingsource_adapter_or_hpa_targets() -> None:
-    out = apply_high_availability(eventing(), HighAvailability(replicas=2))
-    for name in ("eventing-controller", "imc-controller", "imc-dispatcher",
-                 "mt-broker-controller", "job-sink"):
-        assert replicas(out, name) == 2, name
-    assert replicas(out, "pingsource-mt-adapter") == 0
-    for name in ("eventing-webhook", "mt-broker-ingress", "mt-broker-filter"):
-        assert replicas(out, name) is None, name
-    assert hpa(out, "eventing-webhook") == (2, 6)
-    assert hpa(out, "broker-ingress-hpa") == (2, 11)
-    assert hpa(out, "broker-filter-hpa") == (2, 11)
-    # Only Deployments, as in the operator.
-    assert replicas(out, "request-reply", "StatefulSet") == 1
-
-
-def test_ha_keeps_hpas_that_already_have_more() -> None:
-    base = serving()
-    find(base, "HorizontalPodAutoscaler", "activator")["spec"]["minReplicas"] = 5
-    out = apply_high_availability(base, HighAvailability(replicas=2))
-    assert hpa(out, "activator") == (5, 20)
-    assert hpa(out, "webhook") == (2, 6)
-
-
-def test_ha_leaves_workloads_whose_override_sets_replicas() -> None:
-    out = apply_high_availability(serving(), HighAvailability(replicas=3), workloads=[
-        workload(name="controller", replicas=1), workload(name="activator", replicas=2),
-        workload(name="autoscaler", labels={"a": "b"})])
-    assert replicas(out, "controller") == replicas(_rendered("serving"), "controller")
-    assert hpa(out, "activator") == (1, 20)
-    assert replicas(out, "autoscaler") == 3
-
-
-def test_ha_then_overrides_lets_the_override_win() -> None:
-    out = apply_high_availability(serving(), HighAvailability(replicas=3))
-    out = apply_workload_overrides(out, [workload(name="controller", replicas=1)])
-    assert replicas(out, "controller") == 1
-
-
-def test_ha_none_changes_nothing() -> None:
-    assert apply_high_availability(serving(), None) == _rendered("serving")
 
 
 # ---------------------------------------------------------------------------- workloads: replicas
@@ -323,62 +233,8 @@ def test_unknown_container_is_refused_with_the_known_containers() -> None:
 
 
 def test_no_overrides_change_nothing() -> None:
-    assert apply_workload_overrides(serving(), None) == _rendered("serving")
-    assert apply_workload_overrides(serving(), []) == _rendered("serving")
-
-
-# ---------------------------------------------------------------------------- services
-
-
-def test_service_labels_annotations_and_selector_merge() -> None:
-    out = apply_service_overrides(serving(), [ServiceOverride(
-        name="activator-service", labels={"team": "x"},
-        annotations={"prometheus.io/scrape": "true"}, selector={"role": "activator"})])
-    service = find(out, "Service", "activator-service")
-    assert service["metadata"]["labels"]["team"] == "x"
-    assert service["metadata"]["labels"][manifests.CR_NAME_LABEL] == "knative-serving"
-    assert service["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
-    assert service["spec"]["selector"] == {"app": "activator", "role": "activator"}
-
-
-def test_service_override_on_eventing() -> None:
-    out = apply_service_overrides(eventing(), [ServiceOverride(
-        name="broker-ingress", annotations={"a": "b"})])
-    assert find(out, "Service", "broker-ingress")["metadata"]["annotations"] == {
-        "a": "b", "pulumi.com/skipAwait": "true"}
-
-
-def test_unknown_service_is_refused_with_the_known_names() -> None:
-    with pytest.raises(TransformError) as err:
-        apply_service_overrides(serving(), [ServiceOverride(name="activator", labels={"a": "b"})])
-    assert "'activator'" in str(err.value) and "activator-service" in str(err.value)
-    assert apply_service_overrides(serving(), None) == _rendered("serving")
-
-
-# ---------------------------------------------------------------- pod disruption budgets
-
-
-def test_pdb_min_available() -> None:
-    out = apply_pdb_overrides(serving(), [PodDisruptionBudgetOverride(
-        name="activator-pdb", minAvailable=1)])
-    spec = find(out, "PodDisruptionBudget", "activator-pdb")["spec"]
-    assert spec["minAvailable"] == 1 and "maxUnavailable" not in spec
-    assert spec["selector"] == {"matchLabels": {"app": "activator"}}
-
-
-def test_pdb_max_unavailable_replaces_min_available() -> None:
-    out = apply_pdb_overrides(eventing(), [PodDisruptionBudgetOverride(
-        name="eventing-webhook", maxUnavailable="50%")])
-    spec = find(out, "PodDisruptionBudget", "eventing-webhook")["spec"]
-    assert spec["maxUnavailable"] == "50%" and "minAvailable" not in spec
-
-
-def test_unknown_pdb_is_refused_with_the_known_names() -> None:
-    with pytest.raises(TransformError) as err:
-        apply_pdb_overrides(serving(), [PodDisruptionBudgetOverride(
-            name="activator", minAvailable="50%")])
-    assert "'activator'" in str(err.value) and "activator-pdb, webhook-pdb" in str(err.value)
-    assert apply_pdb_overrides(serving(), []) == _rendered("serving")
+    assert apply_workload_overrides(serving(), None) == serving()
+    assert apply_workload_overrides(serving(), []) == serving()
 
 
 # ---------------------------------------------------------------------------- models
@@ -400,53 +256,35 @@ def test_models_accept_operator_spelling() -> None:
         "hostNetwork": False,
     })
     assert override.resources[0].requests == {"cpu": "0.5", "memory": "64Mi"}
-    assert PodDisruptionBudgetOverride.model_validate(
-        {"name": "p", "maxUnavailable": 1}).max_unavailable == 1
-    assert HighAvailability.model_validate({"replicas": 0}).replicas == 0
 
 
-@pytest.mark.parametrize("model, raw, fragment", [
-    (HighAvailability, {"replicas": -1}, "greater than or equal to 0"),
-    (HighAvailability, {}, "replicas"),
-    (HighAvailability, {"replicas": True}, "valid integer"),
-    (HighAvailability, {"replicas": 2, "enabled": True}, "enabled"),
-    (WorkloadOverride, {"name": "a", "replicas": -1}, "greater than or equal to 0"),
-    (WorkloadOverride, {"name": "a", "nodeselector": {}}, "nodeselector"),
-    (WorkloadOverride, {"replicas": 1}, "name"),
-    (WorkloadOverride, {"name": "a", "labels": {manifests.CR_NAME_LABEL: "x"}},
+@pytest.mark.parametrize("raw, fragment", [
+    ({"name": "a", "replicas": -1}, "greater than or equal to 0"),
+    ({"name": "a", "nodeselector": {}}, "nodeselector"),
+    ({"replicas": 1}, "name"),
+    ({"name": "a", "labels": {manifests.CR_NAME_LABEL: "x"}},
      "set by knative-fleet"),
-    (WorkloadOverride, {"name": "a", "resources": [{"container": "c",
+    ({"name": "a", "resources": [{"container": "c",
                                                     "limits": {"memory": "1 Gi"}}]},
      "not a Kubernetes quantity"),
-    (WorkloadOverride, {"name": "a", "resources": [{"requests": {"cpu": "1"}}]}, "container"),
-    (WorkloadOverride, {"name": "a", "env": [{"container": "c", "envVars": [
+    ({"name": "a", "resources": [{"requests": {"cpu": "1"}}]}, "container"),
+    ({"name": "a", "env": [{"container": "c", "envVars": [
         {"name": "A", "value": "1", "valueFrom": {}}]}]}, "not both"),
-    (WorkloadOverride, {"name": "a", "env": [{"container": "c", "env": []}]}, "envVars"),
-    (WorkloadOverride, {"name": "a", "tolerations": [{"operator": "Equal"}]}, "Exists"),
-    (WorkloadOverride, {"name": "a", "tolerations": [{"key": "k", "effect": "Sometimes"}]},
+    ({"name": "a", "env": [{"container": "c", "env": []}]}, "envVars"),
+    ({"name": "a", "tolerations": [{"operator": "Equal"}]}, "Exists"),
+    ({"name": "a", "tolerations": [{"key": "k", "effect": "Sometimes"}]},
      "effect"),
-    (WorkloadOverride, {"name": "a", "topologySpreadConstraints": [{"maxSkew": 1}]},
+    ({"name": "a", "topologySpreadConstraints": [{"maxSkew": 1}]},
      "topologyKey"),
-    (WorkloadOverride, {"name": "a", "affinity": {"nodeAfinity": {}}}, "nodeAfinity"),
-    (WorkloadOverride, {"name": "a", "readinessProbes": [{"container": "c",
+    ({"name": "a", "affinity": {"nodeAfinity": {}}}, "nodeAfinity"),
+    ({"name": "a", "readinessProbes": [{"container": "c",
                                                           "timeoutSeconds": 0}]},
      "greater than or equal to 1"),
-    (WorkloadOverride, {"name": "a", "livenessProbes": [{"container": "c",
+    ({"name": "a", "livenessProbes": [{"container": "c",
                                                          "httpGet": {"path": "/"}}]},
      "httpGet"),
-    (ServiceOverride, {"name": "s", "selectors": {}}, "selectors"),
-    (ServiceOverride, {"name": "s", "labels": {manifests.MANAGED_BY_LABEL: "me"}},
-     "set by knative-fleet"),
-    (PodDisruptionBudgetOverride, {"name": "p", "minAvailable": 1, "maxUnavailable": 1},
-     "exactly one"),
-    (PodDisruptionBudgetOverride, {"name": "p"}, "exactly one"),
-    (PodDisruptionBudgetOverride, {"name": "p", "minAvailable": -1}, ">= 0"),
-    (PodDisruptionBudgetOverride, {"name": "p", "minAvailable": True}, "valid integer"),
-    (PodDisruptionBudgetOverride, {"name": "p", "minAvailable": "120%"}, "percentage"),
-    (PodDisruptionBudgetOverride, {"name": "p", "maxUnavailable": "half"}, "percentage"),
-    (PodDisruptionBudgetOverride, {"name": "p", "minAvailable": 1, "selector": {}}, "selector"),
 ])
-def test_models_refuse_bad_input(model: type, raw: dict, fragment: str) -> None:
+def test_model_refuses_bad_input(raw: dict, fragment: str) -> None:
     with pytest.raises(ValidationError) as err:
-        model.model_validate(raw)
+        WorkloadOverride.model_validate(raw)
     assert fragment in str(err.value)

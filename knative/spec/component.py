@@ -1,0 +1,69 @@
+"""The spec of a KnativeServing / KnativeEventing as one fleet entry writes it: the
+operator's CommonSpec (pkg/apis/operator/base/common.go) and the v1beta1
+KnativeServingSpec / KnativeEventingSpec, each key's model from the module named after
+the key."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from core.strict import Strict
+from knative.spec.config import ConfigData
+from knative.spec.controller_custom_certs import ControllerCustomCerts
+from knative.spec.default_broker_class import BrokerClass
+from knative.spec.high_availability import HighAvailability
+from knative.spec.ingress import Ingress
+from knative.spec.manifests import ManifestList, Manifests
+from knative.spec.namespace import NamespaceConfiguration
+from knative.spec.pod_disruption_budgets import PodDisruptionBudgetOverride
+from knative.spec.registry import Registry
+from knative.spec.services import ServiceOverride
+from knative.spec.sink_binding_selection_mode import SinkBindingSelectionMode
+from knative.spec.source import EventingSources
+from knative.spec.version import Version
+from knative.spec.workloads import WorkloadOverride
+
+
+class ComponentSpec(Strict):
+    """The keys Serving and Eventing share."""
+
+    version: Version = "1.23"
+    namespace_configuration: NamespaceConfiguration = Field(
+        default_factory=NamespaceConfiguration, alias="namespaceConfiguration")
+    delete_crds_on_destroy: bool = Field(False, alias="deleteCrdsOnDestroy")
+    allow_minor_skip: bool = Field(False, alias="allowMinorSkip")
+    config: ConfigData = {}
+    # Overwrite mode: exactly these files (ingress and sources included) instead of the
+    # release's. Append mode: these after the release; same identity replaces.
+    manifests: Manifests | None = None
+    additional_manifests: ManifestList = Field([], alias="additionalManifests")
+    registry: Registry | None = None
+    high_availability: HighAvailability | None = Field(None, alias="high-availability")
+    workloads: list[WorkloadOverride] = []
+    services: list[ServiceOverride] = []
+    pod_disruption_budgets: list[PodDisruptionBudgetOverride] = Field(
+        [], alias="podDisruptionBudgets")
+
+
+class ServingSpec(ComponentSpec):
+    """KnativeServing's spec: the shared keys, `ingress` and `controller-custom-certs`."""
+
+    ingress: Ingress = Field(default_factory=Ingress)
+    controller_custom_certs: ControllerCustomCerts | None = Field(
+        None, alias="controller-custom-certs")
+
+
+class EventingKeys(Strict):
+    """The keys only KnativeEventing's spec has. A base of EventingSpec rather than its
+    own fields so that they stay first in field order, which is the order validation
+    problems are reported in."""
+
+    default_broker_class: BrokerClass | None = Field(None, alias="defaultBrokerClass")
+    sink_binding_selection_mode: SinkBindingSelectionMode | None = Field(
+        None, alias="sinkBindingSelectionMode")
+    source: EventingSources = Field(default_factory=EventingSources)
+
+
+class EventingSpec(ComponentSpec, EventingKeys):
+    """KnativeEventing's spec: the shared keys, `defaultBrokerClass`,
+    `sinkBindingSelectionMode` and `source`."""

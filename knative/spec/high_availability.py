@@ -1,0 +1,87 @@
+"""spec.high-availability: the operator's HighAvailabilityTransform
+(pkg/reconciler/common/ha.go, with the autoscaler rules of hpa.go).
+
+`replicas` for every control-plane Deployment that no autoscaler scales, and the floor
+of the release's HPAs. Workloads whose `workloads` entry sets replicas keep theirs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field, StrictInt
+
+from core.strict import Strict
+from knative.manifests import Rendered
+from knative.spec.registry import of_kind
+
+if TYPE_CHECKING:
+    from knative.spec.component import ComponentSpec
+
+# The operator's haUnSupported: the controller scales it (0 or 1) itself.
+HA_UNSUPPORTED = frozenset({"pingsource-mt-adapter"})
+# The operator's hasHorizontalPodOrCustomAutoscaler: workloads an autoscaler scales.
+# Release HPAs are found by their scaleTargetRef as well; these are the names the
+# operator hard-codes (the kafka dispatchers are scaled by a custom autoscaler, no HPA).
+OPERATOR_HPA_WORKLOADS = frozenset({
+    "webhook", "activator", "3scale-kourier-gateway", "eventing-webhook",
+    "mt-broker-ingress", "mt-broker-filter",
+})
+CUSTOM_AUTOSCALED = frozenset({
+    "kafka-broker-dispatcher", "kafka-source-dispatcher", "kafka-channel-dispatcher",
+})
+REPLICATED_KINDS = frozenset({"Deployment", "StatefulSet"})
+
+
+class HighAvailability(Strict):
+    """`high-availability`: replicas of every control-plane Deployment not scaled by an
+    autoscaler, and the floor of the release HPAs."""
+
+    replicas: StrictInt = Field(ge=0)
+
+
+def hpa_by_target(rendered: Rendered) -> dict[str, list[dict]]:
+    """Release HPAs by the name of the Deployment/StatefulSet they scale."""
+    out: dict[str, list[dict]] = {}
+    for hpa in of_kind(rendered, "HorizontalPodAutoscaler"):
+        target = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        if target.get("kind") in REPLICATED_KINDS and target.get("name"):
+            out.setdefault(target["name"], []).append(hpa)
+    return out
+
+
+def _raise_hpa_floor(hpa: dict, replicas: int) -> None:
+    """The operator's HA hpaTransform: minReplicas up to replicas, maxReplicas up by the
+    same amount (so it stays above min); an HPA that already has more keeps its values."""
+    spec = hpa.setdefault("spec", {})
+    current = int(spec.get("minReplicas", 1))
+    if current >= replicas:
+        return
+    spec["minReplicas"] = replicas
+    if "maxReplicas" in spec:
+        spec["maxReplicas"] = int(spec["maxReplicas"]) + (replicas - current)
+
+
+def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
+    """`replicas` on every Deployment that no autoscaler scales (HPA-scaled ones and
+    pingsource-mt-adapter keep theirs), and every release HPA's minReplicas raised to at
+    least `replicas` (maxReplicas raised by the same amount). Workloads whose `workloads`
+    entry sets replicas are left to that entry, as the operator does."""
+    ha = spec.high_availability
+    if ha is None:
+        return rendered
+    replicas = ha.replicas
+    pinned = {w.name for w in spec.workloads if w.replicas is not None}
+    hpas = hpa_by_target(rendered)
+    autoscaled = set(hpas) | OPERATOR_HPA_WORKLOADS | CUSTOM_AUTOSCALED
+    for obj in of_kind(rendered, "Deployment"):
+        name = obj["metadata"]["name"]
+        if name in autoscaled or name in HA_UNSUPPORTED or name in pinned:
+            continue
+        obj.setdefault("spec", {})["replicas"] = replicas
+    for hpa in of_kind(rendered, "HorizontalPodAutoscaler"):
+        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
+        if hpa["metadata"]["name"] in pinned or target in pinned:
+            continue
+        _raise_hpa_floor(hpa, replicas)
+    return rendered

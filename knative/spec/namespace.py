@@ -1,0 +1,38 @@
+"""spec.namespaceConfiguration: the operator's NamespaceConfigurationTransform
+(pkg/reconciler/common/namespace.go).
+
+Render drops the release's Namespace objects; the install namespace is this object,
+created with the entry's labels and annotations, and only when knative-fleet creates the
+namespace: an existing namespace that is not ours is never modified or deleted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.strict import Strict
+from knative.manifests import ANCHOR_LABEL_MANAGED_BY, MANAGED_BY_LABEL
+
+if TYPE_CHECKING:
+    from knative.spec.component import ComponentSpec
+
+
+class NamespaceConfiguration(Strict):
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+
+
+def namespace_is_ours(labels: dict[str, str] | None) -> bool:
+    """A namespace this product created carries its managed-by label; any other
+    existing namespace belongs to someone else and is never modified or deleted."""
+    return labels is None or labels.get(MANAGED_BY_LABEL) == ANCHOR_LABEL_MANAGED_BY
+
+
+def namespace_object(name: str, spec: ComponentSpec) -> dict:
+    """The install namespace with the entry's labels and annotations (and ours)."""
+    labels = dict(spec.namespace_configuration.labels)
+    labels[MANAGED_BY_LABEL] = ANCHOR_LABEL_MANAGED_BY
+    metadata: dict = {"name": name, "labels": labels}
+    if spec.namespace_configuration.annotations:
+        metadata["annotations"] = dict(spec.namespace_configuration.annotations)
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}

@@ -1,0 +1,47 @@
+"""spec.source: the operator's GetSourcePath / AppendTargetSources
+(pkg/reconciler/knativeeventing/source/source.go).
+
+Not a transform of the rendered objects: the key decides which source release files are
+loaded beside Eventing's (releases.SOURCE_FILES says which files each source has).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.strict import Strict
+
+if TYPE_CHECKING:
+    from knative.spec.component import ComponentSpec
+
+
+class SourceOptions(Strict):
+    """One optional eventing source. Naming it enables it (as `ingress.kourier` does);
+    `enabled: false` keeps an entry without installing it."""
+
+    enabled: bool = True
+
+
+class EventingSources(Strict):
+    """`source`: the operator's SourceConfigs; releases.SOURCE_FILES says what each loads."""
+
+    kafka: SourceOptions | None = None
+    rabbitmq: SourceOptions | None = None
+    redis: SourceOptions | None = None
+    github: SourceOptions | None = None
+    gitlab: SourceOptions | None = None
+    ceph: SourceOptions | None = None
+
+    def enabled_names(self) -> list[str]:
+        """Names of the enabled sources, in releases.SOURCE_FILES order."""
+        return [name for name in type(self).model_fields
+                if (options := getattr(self, name)) is not None and options.enabled]
+
+
+def enabled_sources(spec: ComponentSpec) -> list[str]:
+    """The sources whose release files are loaded for this spec: none for Serving, and
+    none when `manifests` replaces the release files (that list names every file)."""
+    sources: EventingSources | None = getattr(spec, "source", None)
+    if sources is None or spec.manifests is not None:
+        return []
+    return sources.enabled_names()

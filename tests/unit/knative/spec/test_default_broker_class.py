@@ -1,0 +1,116 @@
+"""`defaultBrokerClass` against the real 1.23 Eventing release (operator parity:
+pkg/reconciler/knativeeventing/common/defaultbroker.go)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from core.errors import TransformError
+from knative.manifests import Rendered
+from knative.spec import config, default_broker_class
+from knative.spec.component import EventingSpec, ServingSpec
+from tests.support.releases import eventing, find, serving, without
+
+
+def apply_default_broker_class(rendered: Rendered, broker_class: str | None,
+                               user_config: dict[str, dict[str, str]] | None = None
+                               ) -> Rendered:
+    # model_construct: the transform's own checks, without the model's validation.
+    spec = EventingSpec.model_construct(default_broker_class=broker_class,
+                                        config=user_config or {})
+    return default_broker_class.transform(rendered, spec)
+
+
+def merge_config(rendered: Rendered, user_config: dict[str, dict[str, str]]) -> Rendered:
+    return config.transform(rendered, EventingSpec(config=user_config))
+
+
+def broker_defaults(rendered: Rendered) -> dict:
+    return yaml.safe_load(find(rendered, "ConfigMap", "config-br-defaults")["data"]
+                          ["default-br-config"])
+
+
+# --- defaultBrokerClass ---------------------------------------------------------------------
+
+def test_release_default_broker_class_is_the_operators_default() -> None:
+    assert broker_defaults(eventing())["clusterDefault"]["brokerClass"] == "MTChannelBasedBroker"
+
+
+def test_default_broker_class_is_written_into_cluster_default() -> None:
+    base = broker_defaults(eventing())
+    out = apply_default_broker_class(eventing(), "Kafka")
+    defaults = broker_defaults(out)
+    assert defaults["clusterDefault"]["brokerClass"] == "Kafka"
+    # The rest of the release's defaults (channel config, delivery) is kept.
+    base["clusterDefault"]["brokerClass"] = "Kafka"
+    assert defaults == base
+    assert defaults["clusterDefault"]["delivery"]["retry"] == 10
+
+
+def test_unset_default_broker_class_changes_nothing() -> None:
+    assert apply_default_broker_class(eventing(), None) == eventing()
+
+
+@pytest.mark.parametrize("configmap", ["br-defaults", "config-br-defaults"])
+def test_the_users_default_br_config_wins(configmap: str) -> None:
+    mine = "clusterDefault:\n  brokerClass: MyBroker\n"
+    user = {configmap: {"default-br-config": mine}}
+    before = eventing()
+    assert apply_default_broker_class(eventing(), "Kafka", user) == before
+    # In either order with merge_config, the user's value is what the spoke gets.
+    for out in (apply_default_broker_class(merge_config(eventing(), user), "Kafka", user),
+                merge_config(apply_default_broker_class(eventing(), "Kafka", user), user)):
+        assert find(out, "ConfigMap", "config-br-defaults")["data"]["default-br-config"] == mine
+
+
+def test_user_config_for_other_keys_does_not_stop_the_broker_class() -> None:
+    out = apply_default_broker_class(eventing(), "Kafka", {"br-defaults": {"_example": "x"},
+                                                           "features": {"x": "y"}})
+    assert broker_defaults(out)["clusterDefault"]["brokerClass"] == "Kafka"
+
+
+def test_missing_config_br_defaults_is_an_error() -> None:
+    with pytest.raises(TransformError, match="ConfigMap 'config-br-defaults'"):
+        apply_default_broker_class(without(eventing(), "ConfigMap", "config-br-defaults"),
+                                   "Kafka")
+
+
+@pytest.mark.parametrize("content, message", [
+    ("clusterDefault: [unclosed", "not valid YAML"),
+    ("- a list", "must be a mapping"),
+    ("clusterDefault: text", "must be a mapping"),
+])
+def test_unusable_default_br_config_is_an_error(content: str, message: str) -> None:
+    rendered = eventing()
+    find(rendered, "ConfigMap", "config-br-defaults")["data"]["default-br-config"] = content
+    with pytest.raises(TransformError, match=message):
+        apply_default_broker_class(rendered, "Kafka")
+
+
+def test_an_empty_default_br_config_gets_a_cluster_default() -> None:
+    rendered = eventing()
+    find(rendered, "ConfigMap", "config-br-defaults")["data"].pop("default-br-config")
+    out = apply_default_broker_class(rendered, "Kafka")
+    assert broker_defaults(out) == {"clusterDefault": {"brokerClass": "Kafka"}}
+
+
+@pytest.mark.parametrize("broker_class", ["", "My Broker"])
+def test_bad_broker_class_is_an_error(broker_class: str) -> None:
+    with pytest.raises(TransformError, match="defaultBrokerClass"):
+        apply_default_broker_class(eventing(), broker_class)
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"defaultBrokerClass": ""}, "defaultBrokerClass"),
+    ({"defaultBrokerClass": "My Broker"}, "defaultBrokerClass"),
+    ({"defaultbrokerclass": "Kafka"}, "defaultbrokerclass"),
+])
+def test_bad_default_broker_class_is_refused_by_the_model(raw: dict, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        EventingSpec.model_validate(raw)
+
+
+def test_serving_has_no_default_broker_class() -> None:
+    assert default_broker_class.transform(serving(), ServingSpec()) == serving()
