@@ -16,6 +16,7 @@ from components.aggregated_role_guard import (
 )
 from knative import manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
+from knative.objects import defined_kinds, group_kind
 from knative.plan import InstallPlan
 
 
@@ -124,11 +125,11 @@ class Spoke(pulumi.ComponentResource):
             self._raw(spoke, crd, retain_on_delete=not plan.delete_crds, depends_on=ns_deps)
             for crd in plan.rendered.crds
         ]
-        custom_kinds = _defined_kinds(plan.rendered.crds)
+        custom_kinds = defined_kinds(plan.rendered.crds)
         cluster_scoped = [
             self._aggregated[obj["metadata"]["name"]] if is_aggregated(obj) else
             self._raw(spoke, obj, ignore_changes=_server_owned(obj),
-                      depends_on=[*(crds if _kind_of(obj) in custom_kinds else ns_deps),
+                      depends_on=[*(crds if group_kind(obj) in custom_kinds else ns_deps),
                                   *self._guards_of.get(_cluster_role_name(obj), [])])
             for obj in [*plan.rendered.cluster_scoped, *plan.rendered.external]
         ]
@@ -143,8 +144,8 @@ class Spoke(pulumi.ComponentResource):
         )
         owner = anchor.metadata.uid.apply(
             lambda uid: manifests.owner_reference(plan.anchor["metadata"]["name"], uid))
-        plain = [o for o in plan.rendered.namespaced if _kind_of(o) not in custom_kinds]
-        custom = [o for o in plan.rendered.namespaced if _kind_of(o) in custom_kinds]
+        plain = [o for o in plan.rendered.namespaced if group_kind(o) not in custom_kinds]
+        custom = [o for o in plan.rendered.namespaced if group_kind(o) in custom_kinds]
         deployments: list[pulumi.Resource] = []
         for obj in plain:
             res = self._raw(spoke, manifests.with_owner(obj, owner), depends_on=[anchor])
@@ -179,7 +180,8 @@ def _skip_await(obj: dict) -> dict:
     aggregation controller may create an aggregated role anew right after its delete
     (the guard removes that one), and the provider would wait its whole timeout."""
     meta = dict(obj["metadata"])
-    meta["annotations"] = {**(meta.get("annotations") or {}), "pulumi.com/skipAwait": "true"}
+    meta["annotations"] = {**(meta.get("annotations") or {}),
+                           manifests.SKIP_AWAIT_ANNOTATION: "true"}
     return {**obj, "metadata": meta}
 
 
@@ -194,10 +196,3 @@ def _server_owned(obj: dict) -> list[str]:
         return ["rules"]
     return []
 
-
-def _kind_of(obj: dict) -> tuple[str, str]:
-    return obj["apiVersion"].rpartition("/")[0], obj["kind"]
-
-
-def _defined_kinds(crds: list[dict]) -> set[tuple[str, str]]:
-    return {(c["spec"]["group"], c["spec"]["names"]["kind"]) for c in crds}

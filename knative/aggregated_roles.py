@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from knative.objects import MANAGED_BY_LABEL
+
 CONTROLLER_FIELD_MANAGER = "clusterrole-aggregation-controller"
-MANAGED_BY = "app.kubernetes.io/managed-by"
+# knative.objects.MANAGED_BY_LABEL under the name tests/support/watch.py imports.
+MANAGED_BY = MANAGED_BY_LABEL
 
 
 def is_aggregated(obj: Mapping[str, Any]) -> bool:
@@ -118,7 +121,7 @@ def is_controller_recreation(obj: Mapping[str, Any]) -> bool:
     no label of this product, every field owned by the controller. That is what its late
     apply leaves behind after the install's role was deleted, and nothing else is."""
     meta = obj.get("metadata") or {}
-    if obj.get("aggregationRule") or (meta.get("labels") or {}).get(MANAGED_BY):
+    if obj.get("aggregationRule") or (meta.get("labels") or {}).get(MANAGED_BY_LABEL):
         return False
     managers = {f.get("manager") for f in meta.get("managedFields") or []}
     return managers == {CONTROLLER_FIELD_MANAGER}

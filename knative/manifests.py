@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.errors import ReleaseError
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE, group, pod_spec
 
-ANCHOR_LABEL_MANAGED_BY = "knative-fleet"
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 CR_NAME_LABEL = "operator.knative.dev/cr-name"
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 VERSION_LABEL = "app.kubernetes.io/version"
@@ -57,17 +56,6 @@ CLUSTER_SCOPED_KINDS = frozenset({
 # next to the Istio gateway pods it selects, in istio-system.
 PINNED_OBJECTS = frozenset({("Service", "knative-local-gateway")})
 
-_POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-    "Pod": ("spec",),
-}
-
-
 @dataclass
 class Rendered:
     """One component's objects, split by how they are owned and ordered."""
@@ -95,7 +83,7 @@ def anchor_configmap(kind: str, cr_name: str, namespace: str) -> dict:
             "name": anchor_name(kind, cr_name),
             "namespace": namespace,
             "labels": {
-                MANAGED_BY_LABEL: ANCHOR_LABEL_MANAGED_BY,
+                MANAGED_BY_LABEL: MANAGED_BY_VALUE,
                 CR_NAME_LABEL: cr_name,
             },
             "annotations": {
@@ -134,10 +122,6 @@ def with_owner(obj: dict, ref: Any) -> dict:
     return {**obj, "metadata": {**(obj.get("metadata") or {}), "ownerReferences": [ref]}}
 
 
-def _group(api_version: str) -> str:
-    return api_version.rpartition("/")[0]
-
-
 def object_key(obj: Mapping) -> str:
     """Stable identity "apiVersion/Kind:namespace/name", e.g. "apps/v1/Deployment:
     knative-serving/activator" or "v1/ConfigMap:..." for the core group (the
@@ -157,7 +141,7 @@ def resource_type_token(obj: Mapping) -> str:
 
 def _dedupe_key(obj: Mapping) -> tuple[str, str, str, str]:
     meta = obj.get("metadata") or {}
-    return (_group(obj["apiVersion"]), obj["kind"], meta.get("namespace") or "", meta["name"])
+    return (group(obj["apiVersion"]), obj["kind"], meta.get("namespace") or "", meta["name"])
 
 
 def _crd_scopes(docs: list[dict]) -> set[str]:
@@ -221,23 +205,12 @@ class _Rewriter:
             for key, value in data.items():
                 if not key.startswith("_") and isinstance(value, str):
                     data[key] = self.text(value)
-        pod_spec = _dig(obj, _POD_SPEC_PATHS.get(kind))
-        if isinstance(pod_spec, dict):
-            for container in [*pod_spec.get("initContainers", []),
-                              *pod_spec.get("containers", [])]:
+        spec = pod_spec(obj)
+        if spec is not None:
+            for container in [*spec.get("initContainers", []), *spec.get("containers", [])]:
                 for env in container.get("env") or []:
                     if isinstance(env.get("value"), str):
                         env["value"] = self.text(env["value"])
-
-
-def _dig(obj: Any, path: tuple[str, ...] | None) -> Any:
-    if path is None:
-        return None
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
 
 
 def _name_job(obj: dict, component: str, version: str | None) -> None:
@@ -279,7 +252,7 @@ def render(
     dropped: list[str] = []
     kept: list[dict] = []
     for doc in docs:
-        if doc.get("kind") == "Namespace" and _group(doc.get("apiVersion", "")) == "":
+        if doc.get("kind") == "Namespace" and group(doc.get("apiVersion", "")) == "":
             name = (doc.get("metadata") or {}).get("name", "")
             if name not in dropped:
                 dropped.append(name)
@@ -316,17 +289,17 @@ def render(
         if rewriter is not None:
             rewriter.apply(obj)
         labels = meta.get("labels") or {}
-        labels[MANAGED_BY_LABEL] = ANCHOR_LABEL_MANAGED_BY
+        labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
         labels[CR_NAME_LABEL] = cr_name
         meta["labels"] = labels
-        if kind == "Service" and _group(obj["apiVersion"]) == "":
+        if kind == "Service" and group(obj["apiVersion"]) == "":
             # The operator's readiness rule is "every Deployment Available"; it waits for
             # no Service. Pulumi's Service await would wait for endpoints (and, for a
             # LoadBalancer, an address a spoke without a load balancer never gets), each
             # holding one of the engine's parallel slots while the Deployments behind
             # it start.
             _skip_await(meta)
-        if kind == "Job" and _group(obj["apiVersion"]) == "batch":
+        if kind == "Job" and group(obj["apiVersion"]) == "batch":
             _name_job(obj, component, version)
             # The operator does not wait for its post-install Jobs; Pulumi would.
             _skip_await(meta)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import TransformError
 from knative.manifests import Rendered
+from knative.objects import by_name
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -23,11 +24,11 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """The entry's `config` merged into the release's ConfigMaps (the `config-` prefix is
     optional); keys the user does not name keep the release values. A ConfigMap the
     release does not have is an error, not a new object."""
-    by_name = {o["metadata"]["name"]: o for o in rendered.namespaced if o["kind"] == "ConfigMap"}
+    configmaps = by_name(rendered.namespaced, "ConfigMap")
     for name, values in spec.config.items():
-        target = by_name.get(name) or by_name.get(f"config-{name}")
+        target = configmaps.get(name) or configmaps.get(f"config-{name}")
         if target is None:
-            known = sorted(n for n in by_name if n.startswith("config-"))
+            known = sorted(n for n in configmaps if n.startswith("config-"))
             raise TransformError(
                 f"config names ConfigMap {name!r}, which this release does not have; "
                 f"known: {', '.join(known)}")

@@ -8,15 +8,14 @@ alone.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import field_validator
 
 from core.errors import TransformError
-from core.strict import Strict
+from core.strict import DNS_LABEL, Strict
 from knative.manifests import Rendered
-from knative.spec.ingress import pod_template_spec, require
+from knative.objects import all_objects, pod_template_spec, require, upsert_by_name
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -25,8 +24,6 @@ CUSTOM_CERTS_DEPLOYMENT = "controller"
 CUSTOM_CERTS_ENV = "SSL_CERT_DIR"
 CUSTOM_CERTS_MOUNT_PATH = "/custom-certs"
 CUSTOM_CERTS_PREFIX = "custom-certs-"
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class ControllerCustomCerts(Strict):
@@ -41,7 +38,7 @@ class ControllerCustomCerts(Strict):
     def volume_name_fits(cls, value: str) -> str:
         # The operator names the volume custom-certs-<name>: a DNS-1123 label of <= 63.
         volume = CUSTOM_CERTS_PREFIX + value
-        if not _DNS_LABEL.match(value) or len(volume) > 63:
+        if not DNS_LABEL.match(value) or len(volume) > 63:
             raise ValueError(
                 f"name must be a DNS-1123 label of at most {63 - len(CUSTOM_CERTS_PREFIX)} "
                 f"characters (it becomes the volume name {CUSTOM_CERTS_PREFIX}<name>), "
@@ -60,8 +57,10 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     certs: ControllerCustomCerts | None = getattr(spec, "controller_custom_certs", None)
     if certs is None:
         return rendered
-    deployment = require(rendered, "Deployment", CUSTOM_CERTS_DEPLOYMENT,
-                         "controller-custom-certs")
+    deployment = require(all_objects(rendered), "Deployment", CUSTOM_CERTS_DEPLOYMENT,
+                         why="controller-custom-certs",
+                         hint="check that the release files loaded are the ones for this "
+                              "ingress and version")
     pod = pod_template_spec(deployment)
     containers = pod.get("containers") or []
     if not containers:
@@ -71,20 +70,10 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     source: dict[str, Any] = (
         {"configMap": {"name": certs.name}} if certs.type == "ConfigMap"
         else {"secret": {"secretName": certs.name}})
-    _upsert(pod, "volumes", {"name": volume_name, **source})
-    _upsert(containers[0], "volumeMounts",
-            {"name": volume_name, "mountPath": CUSTOM_CERTS_MOUNT_PATH})
-    _upsert(containers[0], "env", {"name": CUSTOM_CERTS_ENV, "value": CUSTOM_CERTS_MOUNT_PATH})
+    upsert_by_name(pod, "volumes", {"name": volume_name, **source})
+    upsert_by_name(containers[0], "volumeMounts",
+                   {"name": volume_name, "mountPath": CUSTOM_CERTS_MOUNT_PATH})
+    upsert_by_name(containers[0], "env",
+                   {"name": CUSTOM_CERTS_ENV, "value": CUSTOM_CERTS_MOUNT_PATH})
     return rendered
 
-
-def _upsert(parent: dict, key: str, item: dict) -> None:
-    """Replaces the list entry with item's name, or appends item."""
-    items = list(parent.get(key) or [])
-    for i, existing in enumerate(items):
-        if existing.get("name") == item["name"]:
-            items[i] = item
-            break
-    else:
-        items.append(item)
-    parent[key] = items

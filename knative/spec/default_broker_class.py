@@ -14,6 +14,7 @@ from pydantic import Field
 
 from core.errors import TransformError
 from knative.manifests import Rendered
+from knative.objects import require
 from knative.spec.config import user_config_sets
 
 if TYPE_CHECKING:
@@ -25,14 +26,6 @@ BROKER_DEFAULTS_KEY = "default-br-config"
 DEFAULT_BROKER_CLASS = "MTChannelBasedBroker"
 
 BrokerClass = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
-
-
-def _configmap(rendered: Rendered, name: str, why: str) -> dict:
-    for obj in rendered.namespaced:
-        if obj.get("kind") == "ConfigMap" and obj["metadata"].get("name") == name:
-            return obj
-    raise TransformError(f"{why} changes the ConfigMap {name!r}, which this release does not "
-                         "have; check the Eventing release files loaded")
 
 
 def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
@@ -51,7 +44,8 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
                              f"spaces, got {broker_class!r}")
     if user_config_sets(spec.config, BROKER_DEFAULTS_CONFIGMAP, (BROKER_DEFAULTS_KEY,)):
         return rendered
-    configmap = _configmap(rendered, BROKER_DEFAULTS_CONFIGMAP, "defaultBrokerClass")
+    configmap = require(rendered.namespaced, "ConfigMap", BROKER_DEFAULTS_CONFIGMAP,
+                        why="defaultBrokerClass", hint="check the Eventing release files loaded")
     data = dict(configmap.get("data") or {})
     try:
         defaults = yaml.safe_load(data.get(BROKER_DEFAULTS_KEY) or "") or {}

@@ -13,7 +13,7 @@ from pydantic import Field, StrictInt
 
 from core.strict import Strict
 from knative.manifests import Rendered
-from knative.spec.registry import of_kind
+from knative.objects import of_kind
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec

@@ -18,6 +18,7 @@ from pydantic import Field, field_validator, model_validator
 from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import SKIP_AWAIT_ANNOTATION, Rendered
+from knative.objects import all_objects, pod_template_spec, require
 from knative.spec.config import ConfigData, user_config_sets
 
 if TYPE_CHECKING:
@@ -213,38 +214,21 @@ class Ingress(Strict):
 
 # --- transform ----------------------------------------------------------------------------
 
-def find(rendered: Rendered, kind: str, name: str, group: str | None = None) -> dict | None:
-    for obj in [*rendered.namespaced, *rendered.external]:
-        if obj.get("kind") != kind or (obj.get("metadata") or {}).get("name") != name:
-            continue
-        if group is not None and obj["apiVersion"].rpartition("/")[0] != group:
-            continue
-        return obj
-    return None
-
-
-def require(rendered: Rendered, kind: str, name: str, why: str,
-             group: str | None = None) -> dict:
-    obj = find(rendered, kind, name, group)
-    if obj is None:
-        raise TransformError(
-            f"{why} changes the {kind} {name!r}, which this release does not have; check "
-            f"that the release files loaded are the ones for this ingress and version")
-    return obj
+def _require(rendered: Rendered, kind: str, name: str, why: str,
+             api_group: str | None = None) -> dict:
+    return require(all_objects(rendered), kind, name, why=why, api_group=api_group,
+                   hint="check that the release files loaded are the ones for this ingress "
+                        "and version")
 
 
 def _set_ingress_class(rendered: Rendered, ingress: Ingress,
                        user_config: ConfigData | None) -> None:
     if user_config_sets(user_config, "config-network", INGRESS_CLASS_KEYS):
         return
-    network = require(rendered, "ConfigMap", "config-network", "the ingress choice")
+    network = _require(rendered, "ConfigMap", "config-network", "the ingress choice")
     data = dict(network.get("data") or {})
     data["ingress-class"] = ingress.ingress_class
     network["data"] = data
-
-
-def pod_template_spec(deployment: dict) -> dict:
-    return deployment.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
 
 
 def _apply_kourier(rendered: Rendered, options: KourierOptions) -> None:
@@ -252,7 +236,7 @@ def _apply_kourier(rendered: Rendered, options: KourierOptions) -> None:
     touches_service = (options.service_type or options.service_load_balancer_ip
                        or options.http_port or options.https_port)
     if touches_service:
-        svc = require(rendered, "Service", KOURIER_SERVICE, "ingress.kourier")
+        svc = _require(rendered, "Service", KOURIER_SERVICE, "ingress.kourier")
         spec = svc.setdefault("spec", {})
         if options.service_type:
             spec["type"] = options.service_type
@@ -279,7 +263,7 @@ def _apply_kourier(rendered: Rendered, options: KourierOptions) -> None:
             meta = svc.setdefault("metadata", {})
             meta.setdefault("annotations", {})[SKIP_AWAIT_ANNOTATION] = "true"
     if options.bootstrap_configmap:
-        gateway = require(rendered, "Deployment", KOURIER_GATEWAY_DEPLOYMENT,
+        gateway = _require(rendered, "Deployment", KOURIER_GATEWAY_DEPLOYMENT,
                            "ingress.kourier.bootstrap-configmap")
         volumes = [v for v in pod_template_spec(gateway).get("volumes") or []
                    if (v.get("configMap") or {}).get("name") == KOURIER_DEFAULT_BOOTSTRAP]
@@ -299,8 +283,8 @@ def _apply_istio(rendered: Rendered, options: IstioOptions) -> None:
             (ISTIO_LOCAL_GATEWAY, options.knative_local_gateway, "knative-local-gateway")):
         if override is None or not (override.selector or override.servers):
             continue
-        gateway = require(rendered, "Gateway", name, f"ingress.istio.{key}",
-                           group=ISTIO_GATEWAY_GROUP)
+        gateway = _require(rendered, "Gateway", name, f"ingress.istio.{key}",
+                           api_group=ISTIO_GATEWAY_GROUP)
         spec = gateway.setdefault("spec", {})
         if override.selector:
             spec["selector"] = dict(override.selector)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.strict import Strict
-from knative.manifests import ANCHOR_LABEL_MANAGED_BY, MANAGED_BY_LABEL
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -25,13 +25,13 @@ class NamespaceConfiguration(Strict):
 def namespace_is_ours(labels: dict[str, str] | None) -> bool:
     """A namespace this product created carries its managed-by label; any other
     existing namespace belongs to someone else and is never modified or deleted."""
-    return labels is None or labels.get(MANAGED_BY_LABEL) == ANCHOR_LABEL_MANAGED_BY
+    return labels is None or labels.get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
 
 
 def namespace_object(name: str, spec: ComponentSpec) -> dict:
     """The install namespace with the entry's labels and annotations (and ours)."""
     labels = dict(spec.namespace_configuration.labels)
-    labels[MANAGED_BY_LABEL] = ANCHOR_LABEL_MANAGED_BY
+    labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
     metadata: dict = {"name": name, "labels": labels}
     if spec.namespace_configuration.annotations:
         metadata["annotations"] = dict(spec.namespace_configuration.annotations)

@@ -15,8 +15,7 @@ from pydantic import Field, StrictInt, field_validator, model_validator
 
 from core.strict import Strict
 from knative.manifests import Rendered
-from knative.spec.registry import of_kind
-from knative.spec.workloads import unknown_name
+from knative.objects import named_objects
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -58,14 +57,8 @@ class PodDisruptionBudgetOverride(Strict):
 def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """The named PDB gets the given minAvailable or maxUnavailable, and loses the other (a
     PDB takes only one; the operator itself only sets minAvailable)."""
-    overrides = spec.pod_disruption_budgets
-    if not overrides:
-        return rendered
-    pdbs = {o["metadata"]["name"]: o for o in of_kind(rendered, "PodDisruptionBudget")}
-    for override in overrides:
-        pdb = pdbs.get(override.name)
-        if pdb is None:
-            raise unknown_name("podDisruptionBudgets", override.name, pdbs)
+    for override, pdb in named_objects(rendered, "PodDisruptionBudget",
+                                       spec.pod_disruption_budgets, "podDisruptionBudgets"):
         pdb_spec = pdb.setdefault("spec", {})
         if override.min_available is not None:
             pdb_spec["minAvailable"] = override.min_available

@@ -12,14 +12,15 @@ and never the default, since most env vars are not images.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
 
 from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import Rendered
+from knative.objects import all_containers, all_objects, pod_spec, workload_matches
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -30,14 +31,9 @@ QUEUE_PROXY = "queue-proxy"
 CONFIG_DEPLOYMENT = "config-deployment"
 QUEUE_SIDECAR_IMAGE_KEY = "queue-sidecar-image"
 
-# Where each workload kind keeps its pod spec.
-POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-}
+# The kinds whose pod templates get the registry's images and pull secrets (the
+# operator's ImageTransform has no CronJob; Knative releases have none either).
+IMAGE_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 
 
 class LocalObjectReference(Strict):
@@ -77,39 +73,9 @@ class Registry(Strict):
         return value
 
 
-def dig(obj: Any, path: tuple[str, ...]) -> Any:
-    """obj[path[0]][path[1]]..., or None where a step is missing."""
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
-def all_objects(rendered: Rendered) -> Iterator[dict]:
-    """Every object a transform may touch (namespaced first, then pinned ones)."""
-    yield from rendered.namespaced
-    yield from rendered.external
-
-
-def of_kind(rendered: Rendered, *kinds: str) -> list[dict]:
-    """The objects of `kinds` a transform may touch."""
-    return [o for o in all_objects(rendered) if o.get("kind") in kinds]
-
-
-def pod_spec(obj: Mapping) -> dict | None:
-    """The pod spec of a workload object, or None for other kinds."""
-    path = POD_SPEC_PATHS.get(obj.get("kind", ""))
-    spec = dig(obj, path) if path else None
-    return spec if isinstance(spec, dict) else None
-
-
-def workload_matches(key: str, name: str, kind: str) -> bool:
-    """Whether a user-given workload name means this object: the exact name, or for
-    Jobs the release's generateName (ending in '-'), which render turned into a prefix."""
-    if key == name:
-        return True
-    return kind == "Job" and key.endswith("-") and name.startswith(key)
+def _pod_spec(obj: Mapping) -> dict | None:
+    """The pod spec of an object of IMAGE_KINDS, or None."""
+    return pod_spec(obj) if obj.get("kind") in IMAGE_KINDS else None
 
 
 class _Lookup:
@@ -146,11 +112,6 @@ def _add_pull_secrets(secrets: list | None, wanted: list[dict]) -> list:
     return out
 
 
-def all_containers(spec: Mapping) -> list[dict]:
-    """Init containers and containers of a pod spec."""
-    return [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-
-
 def _rewrite_pod_spec(spec: dict, workload: str, kind: str, lookup: _Lookup,
                       secrets: list[dict]) -> None:
     for container in all_containers(spec):
@@ -173,7 +134,7 @@ def _known_keys(rendered: Rendered) -> list[str]:
     images: set[str] = set()
     envs: set[str] = set()
     for obj in all_objects(rendered):
-        spec = pod_spec(obj)
+        spec = _pod_spec(obj)
         if spec is not None:
             for c in all_containers(spec):
                 containers.add(c["name"])
@@ -201,7 +162,7 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     secrets = [s.model_dump() for s in registry.image_pull_secrets]
     for obj in all_objects(rendered):
         kind = obj.get("kind", "")
-        spec = pod_spec(obj)
+        spec = _pod_spec(obj)
         if spec is not None:
             _rewrite_pod_spec(spec, obj["metadata"]["name"], kind, lookup, secrets)
         elif kind == "Image" and obj.get("apiVersion") == CACHING_IMAGE_API_VERSION:

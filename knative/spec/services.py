@@ -13,8 +13,8 @@ from pydantic import Field, field_validator
 
 from core.strict import Strict
 from knative.manifests import Rendered
-from knative.spec.registry import of_kind
-from knative.spec.workloads import refuse_reserved_labels, unknown_name
+from knative.objects import named_objects
+from knative.spec.workloads import refuse_reserved_labels
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -37,14 +37,7 @@ class ServiceOverride(Strict):
 def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """Labels, annotations and selector merged into the named Service (a selector that
     matches no pods is the user's choice)."""
-    overrides = spec.services
-    if not overrides:
-        return rendered
-    services = {o["metadata"]["name"]: o for o in of_kind(rendered, "Service")}
-    for override in overrides:
-        service = services.get(override.name)
-        if service is None:
-            raise unknown_name("services", override.name, services)
+    for override, service in named_objects(rendered, "Service", spec.services, "services"):
         meta = service["metadata"]
         for field, values in (("labels", override.labels),
                               ("annotations", override.annotations)):

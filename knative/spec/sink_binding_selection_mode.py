@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from core.errors import TransformError
 from knative.manifests import Rendered
+from knative.objects import dig, require, upsert_by_name
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -32,24 +33,13 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     if mode not in SINK_BINDING_SELECTION_MODES:
         raise TransformError(f"sinkBindingSelectionMode must be one of "
                              f"{', '.join(SINK_BINDING_SELECTION_MODES)}, got {mode!r}")
-    deployment = next((o for o in rendered.namespaced if o.get("kind") == "Deployment"
-                       and o["metadata"].get("name") == EVENTING_WEBHOOK), None)
-    if deployment is None:
-        raise TransformError(f"sinkBindingSelectionMode changes the Deployment "
-                             f"{EVENTING_WEBHOOK!r}, which this release does not have; check "
-                             "the Eventing release files loaded")
-    containers = (((deployment.get("spec") or {}).get("template") or {}).get("spec")
-                  or {}).get("containers") or []
+    deployment = require(rendered.namespaced, "Deployment", EVENTING_WEBHOOK,
+                         why="sinkBindingSelectionMode",
+                         hint="check the Eventing release files loaded")
+    containers = dig(deployment, ("spec", "template", "spec", "containers")) or []
     if not containers:
         raise TransformError(f"sinkBindingSelectionMode: the {EVENTING_WEBHOOK} Deployment of "
                              "this release has no container")
     for container in containers:
-        env = list(container.get("env") or [])
-        for i, var in enumerate(env):
-            if var.get("name") == SINK_BINDING_ENV:
-                env[i] = {"name": SINK_BINDING_ENV, "value": mode}
-                break
-        else:
-            env.append({"name": SINK_BINDING_ENV, "value": mode})
-        container["env"] = env
+        upsert_by_name(container, "env", {"name": SINK_BINDING_ENV, "value": mode})
     return rendered

@@ -10,16 +10,23 @@ that lists the known names: a typo must not silently leave a spoke unconfigured.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
 from core.errors import TransformError
 from core.strict import Strict
-from knative.manifests import CR_NAME_LABEL, MANAGED_BY_LABEL, Rendered
+from knative.manifests import CR_NAME_LABEL, Rendered
+from knative.objects import (
+    MANAGED_BY_LABEL,
+    not_in_release,
+    of_kind,
+    pod_spec,
+    upsert_by_name,
+    workload_matches,
+)
 from knative.spec.high_availability import CUSTOM_AUTOSCALED, REPLICATED_KINDS, hpa_by_target
-from knative.spec.registry import of_kind, pod_spec, workload_matches
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -176,12 +183,6 @@ def refuse_reserved_labels(value: dict[str, str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- helpers
 
 
-def unknown_name(what: str, name: str, known: Iterable[str], hint: str = "") -> TransformError:
-    return TransformError(
-        f"{what} names {name!r}, which this release does not have{hint}; "
-        f"known: {', '.join(sorted(set(known))) or '(none)'}")
-
-
 def _set_hpa_floor(hpa: dict, replicas: int) -> None:
     """The operator's workload-override hpaTransform: minReplicas set to replicas (up or
     down), maxReplicas moved by the same amount so their spread stays."""
@@ -217,14 +218,8 @@ def _merge_resources(container: dict, item: ResourceOverride) -> None:
 
 
 def _merge_env(container: dict, item: EnvOverride) -> None:
-    env = container.setdefault("env", [])
     for var in item.env_vars:
-        entry = var.model_dump(by_alias=True, exclude_none=True)
-        index = next((i for i, e in enumerate(env) if e.get("name") == var.name), None)
-        if index is None:
-            env.append(entry)
-        else:
-            env[index] = entry
+        upsert_by_name(container, "env", var.model_dump(by_alias=True, exclude_none=True))
 
 
 def _probe_merger(field: str, workload: str) -> Callable[[dict, ProbeOverride], None]:
@@ -341,9 +336,9 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
         matched = [o for o in workloads
                    if workload_matches(override.name, o["metadata"]["name"], o["kind"])]
         if not matched:
-            raise unknown_name("workloads", override.name,
-                               (o["metadata"]["name"] for o in workloads),
-                               hint=" (a Job may also be named by its generateName, ending in '-')")
+            raise not_in_release(
+                "workloads", override.name, (o["metadata"]["name"] for o in workloads),
+                hint=" (a Job may also be named by its generateName, ending in '-')")
         for obj in matched:
             _override_one(obj, override, hpas)
     return rendered

@@ -13,6 +13,7 @@ import pytest
 from core.errors import ReleaseError
 from knative import manifests, releases
 from knative.manifests import Rendered
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from tests.support.releases import RELEASE_BASE as BASE
 from tests.support.releases import release_documents as _docs
 from tests.support.releases import rendered
@@ -120,7 +121,7 @@ def test_no_duplicates_and_counts(serving: Rendered) -> None:
 def test_every_object_is_labelled(serving: Rendered) -> None:
     for obj in _all(serving):
         labels = obj["metadata"]["labels"]
-        assert labels[manifests.MANAGED_BY_LABEL] == "knative-fleet"
+        assert labels[MANAGED_BY_LABEL] == "knative-fleet"
         assert labels[manifests.CR_NAME_LABEL] == "knative-serving"
 
 
@@ -137,7 +138,7 @@ def test_render_does_not_touch_the_cached_documents(serving: Rendered) -> None:
     url = releases.release_urls(BASE, "serving", "1.23")[3]
     gateway = _find(list(releases.load_documents(url)), "Deployment", "3scale-kourier-gateway")
     assert gateway["metadata"]["namespace"] == "kourier-system"
-    assert manifests.MANAGED_BY_LABEL not in gateway["metadata"]["labels"]
+    assert MANAGED_BY_LABEL not in gateway["metadata"]["labels"]
 
 
 def test_serving_order_is_kept(serving: Rendered) -> None:
@@ -348,7 +349,7 @@ def test_anchor_configmap() -> None:
         },
     }
     assert "garbage-collect" in description and "fleet stack" in description
-    assert manifests.ANCHOR_LABEL_MANAGED_BY == "knative-fleet"
+    assert MANAGED_BY_VALUE == "knative-fleet"
 
 
 def test_owner_reference_and_with_owner(serving: Rendered) -> None:

@@ -7,8 +7,7 @@ import pytest
 
 from core.errors import TransformError
 from knative import plan as planning
-from knative.manifests import ANCHOR_LABEL_MANAGED_BY as MANAGED_BY_VALUE
-from knative.manifests import MANAGED_BY_LABEL
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from knative.spec.component import EventingSpec, ServingSpec
 from tests.support.releases import RELEASE_BASE as BASE
 from tests.support.releases import serving

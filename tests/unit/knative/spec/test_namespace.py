@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from knative.manifests import ANCHOR_LABEL_MANAGED_BY as MANAGED_BY_VALUE
-from knative.manifests import MANAGED_BY_LABEL
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from knative.spec.component import ServingSpec
 from knative.spec.namespace import namespace_is_ours, namespace_object
 from tests.support.releases import serving_plan

@@ -7,9 +7,10 @@ from pydantic import ValidationError
 
 from core.errors import TransformError
 from knative.manifests import Rendered
+from knative.objects import pod_spec
 from knative.spec import registry as registry_key
 from knative.spec.component import ComponentSpec
-from knative.spec.registry import Registry, pod_spec
+from knative.spec.registry import Registry
 from tests.support.releases import eventing, find, serving
 
 DEFAULT = "registry.example.com/knative/${NAME}:v1.23.0"

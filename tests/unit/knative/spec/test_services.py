@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from core.errors import TransformError
 from knative import manifests
 from knative.manifests import Rendered
+from knative.objects import MANAGED_BY_LABEL
 from knative.spec import services
 from knative.spec.component import ComponentSpec
 from knative.spec.services import ServiceOverride
@@ -47,7 +48,7 @@ def test_unknown_service_is_refused_with_the_known_names() -> None:
 
 @pytest.mark.parametrize("raw, fragment", [
     ({"name": "s", "selectors": {}}, "selectors"),
-    ({"name": "s", "labels": {manifests.MANAGED_BY_LABEL: "me"}},
+    ({"name": "s", "labels": {MANAGED_BY_LABEL: "me"}},
      "set by knative-fleet"),
 ])
 def test_model_refuses_bad_input(raw: dict, fragment: str) -> None:

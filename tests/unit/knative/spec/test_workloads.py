@@ -11,9 +11,9 @@ from pydantic import ValidationError
 from core.errors import TransformError
 from knative import manifests
 from knative.manifests import Rendered
+from knative.objects import pod_spec
 from knative.spec import workloads as workloads_key
 from knative.spec.component import ComponentSpec
-from knative.spec.registry import pod_spec
 from knative.spec.workloads import WorkloadOverride
 from tests.support.releases import eventing, find, replicas, serving
 from tests.support.releases import hpa_range as hpa
