@@ -3,6 +3,7 @@ to a pulumi-kubernetes Provider for that spoke."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pulumi
@@ -16,7 +17,6 @@ from components.aggregated_role_guard import (
 )
 from knative import manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
-from knative.objects import defined_kinds, group_kind
 from knative.plan import InstallPlan
 
 
@@ -115,48 +115,49 @@ class Spoke(pulumi.ComponentResource):
                 self._guards_of.setdefault(feeder, []).append(guard)
 
     def _install(self, spoke: str, plan: InstallPlan) -> None:
-        # Every root object of the spoke depends on the sweep, so its delete runs last.
-        ns_deps: list[pulumi.Resource] = list(self._roots)
-        if plan.namespace_object is not None:
-            ns_deps = [self._raw(
-                spoke, plan.namespace_object, depends_on=self._roots,
-                ignore_changes=["metadata.labels", "metadata.annotations"])]
-        crds = [
-            self._raw(spoke, crd, retain_on_delete=not plan.delete_crds, depends_on=ns_deps)
-            for crd in plan.rendered.crds
-        ]
-        custom_kinds = defined_kinds(plan.rendered.crds)
-        cluster_scoped = [
-            self._aggregated[obj["metadata"]["name"]] if is_aggregated(obj) else
-            self._raw(spoke, obj, ignore_changes=_server_owned(obj),
-                      depends_on=[*(crds if group_kind(obj) in custom_kinds else ns_deps),
-                                  *self._guards_of.get(_cluster_role_name(obj), [])])
-            for obj in [*plan.rendered.cluster_scoped, *plan.rendered.external]
-        ]
-        # The anchor is the one gate between the cluster-wide objects and the namespaced
-        # ones: created after every CRD and cluster object, deleted after every owned
-        # object. Each namespaced object then names one dependency instead of a hundred,
-        # which keeps the stack state (and every checkpoint write) small.
-        anchor = k8s.core.v1.ConfigMap(
-            _name(spoke, plan.anchor),
-            metadata=_applied(plan.anchor)["metadata"],
-            opts=self._opts(depends_on=[*ns_deps, *crds, *cluster_scoped]),
-        )
-        owner = anchor.metadata.uid.apply(
-            lambda uid: manifests.owner_reference(plan.anchor["metadata"]["name"], uid))
-        plain = [o for o in plan.rendered.namespaced if group_kind(o) not in custom_kinds]
-        custom = [o for o in plan.rendered.namespaced if group_kind(o) in custom_kinds]
-        deployments: list[pulumi.Resource] = []
-        for obj in plain:
-            res = self._raw(spoke, manifests.with_owner(obj, owner), depends_on=[anchor])
-            if obj["kind"] == "Deployment":
-                deployments.append(res)
-        # The release's own custom resources go through its admission webhooks, which
-        # answer only once their Deployments are Available (the operator retries instead).
-        for obj in custom:
-            self._raw(spoke, manifests.with_owner(obj, owner),
-                      depends_on=[anchor, *deployments])
-        self.deployments.extend(deployments)
+        """The plan's stages in order, each object depending on the resources of the
+        stages its stage waits for. A stage without objects stands for what it waits
+        for, so the order holds through it; stages that wait for nothing (the namespace)
+        wait for the sweep, so every root object of the spoke is deleted before it."""
+        done: dict[str, list[pulumi.Resource]] = {}
+        owner: pulumi.Output[dict] | None = None
+        for stage in plan.stages:
+            deps = (list(dict.fromkeys(r for name in stage.after for r in done[name]))
+                    if stage.after else list(self._roots))
+            if stage.name == "anchor":
+                (obj,) = stage.objects
+                anchor = k8s.core.v1.ConfigMap(
+                    _name(spoke, obj), metadata=_applied(obj)["metadata"],
+                    opts=self._opts(depends_on=deps))
+                owner = anchor.metadata.uid.apply(
+                    functools.partial(manifests.owner_reference, obj["metadata"]["name"]))
+                resources: list[pulumi.Resource] = [anchor]
+            elif stage.owned:
+                assert owner is not None, "owned stages come after the anchor"
+                resources = [self._raw(spoke, manifests.with_owner(obj, owner), depends_on=deps)
+                             for obj in stage.objects]
+            else:
+                resources = [self._unowned(spoke, plan, stage.name, obj, deps)
+                             for obj in stage.objects]
+            if stage.name == "deployments":
+                self.deployments.extend(resources)
+            done[stage.name] = resources or deps
+
+    def _unowned(self, spoke: str, plan: InstallPlan, stage: str, obj: dict,
+                 deps: list[pulumi.Resource]) -> pulumi.Resource:
+        """One object without owner, with the options its stage and kind need."""
+        if stage == "namespace":
+            # namespaceConfiguration applies when the namespace is created; its labels and
+            # annotations are not diffed afterwards.
+            return self._raw(spoke, obj, depends_on=deps,
+                             ignore_changes=["metadata.labels", "metadata.annotations"])
+        if stage == "crds":
+            return self._raw(spoke, obj, retain_on_delete=not plan.delete_crds,
+                             depends_on=deps)
+        if is_aggregated(obj):
+            return self._aggregated[obj["metadata"]["name"]]
+        return self._raw(spoke, obj, ignore_changes=_server_owned(obj),
+                         depends_on=[*deps, *self._guards_of.get(_cluster_role_name(obj), [])])
 
 
 # One field manager for every stack and every reinstall: CRDs kept by an earlier
