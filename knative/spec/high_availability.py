@@ -1,8 +1,8 @@
-"""spec.high-availability: the operator's HighAvailabilityTransform
-(pkg/reconciler/common/ha.go, with the autoscaler rules of hpa.go).
+"""spec.high-availability: the operator's HighAvailabilityTransform (pkg/reconciler/common/ha.go).
 
-`replicas` for every control-plane Deployment that no autoscaler scales, and the floor
-of the release's HPAs. Workloads whose `workloads` entry sets replicas keep theirs.
+`replicas` for every control-plane Deployment that no autoscaler scales (the operator's
+hpa.go says which are), and the floor of the release's HPAs. Workloads whose `workloads`
+entry sets replicas keep theirs.
 """
 
 from __future__ import annotations

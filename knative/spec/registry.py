@@ -3,7 +3,7 @@
 Image overrides and pull secrets for air-gapped or mirrored fleets, as a validated model
 and a transform over the rendered release objects.
 
-Lookup order per image, as the operator's `registryImageTransformer` does it:
+Lookup order per image, as the operator's ImageTransform does it:
 `override["<workload>/<container>"]`, then `override["<container>"]`, then `default`
 with `${NAME}` replaced by the container name. Caching `Image` objects use their own
 name (`override["queue-proxy"]`); env vars use their own name (`override["APISERVER_RA_IMAGE"]`)

@@ -1,5 +1,4 @@
-"""spec.source: the operator's GetSourcePath / AppendTargetSources
-(pkg/reconciler/knativeeventing/source/source.go).
+"""spec.source: the operator's GetSourcePath (pkg/reconciler/knativeeventing/source/source.go).
 
 Not a transform of the rendered objects: the key decides which source release files are
 loaded beside Eventing's (releases.SOURCE_FILES says which files each source has).

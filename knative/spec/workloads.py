@@ -1,10 +1,10 @@
-"""spec.workloads: the operator's OverridesTransform
-(pkg/reconciler/common/workload_override.go, with env_override.go and probe_override.go).
+"""spec.workloads: the operator's OverridesTransform (pkg/reconciler/common/workload_override.go).
 
 Per named Deployment, StatefulSet, DaemonSet or Job of the release: replicas, labels,
-annotations, scheduling fields, resources, env and probe timings. Unlike the operator,
-which skips what it cannot match, a name the release does not have is a `TransformError`
-that lists the known names: a typo must not silently leave a spoke unconfigured.
+annotations, scheduling fields, resources, env (env_override.go) and probe timings
+(probe_override.go). Unlike the operator, which skips what it cannot match, a name the
+release does not have is a `TransformError` that lists the known names: a typo must not
+silently leave a spoke unconfigured.
 """
 
 from __future__ import annotations
