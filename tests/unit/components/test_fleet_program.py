@@ -51,7 +51,8 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatc
     def fake_resolve(cfg):
         return [fleet_mod.SpokeResult(
             entry=e, connection=spoke_connection(), server_version="v1.36.3",
-            plans=planning.plan_spoke(e, cfg.release_base, {})) for e in cfg.fleet]
+            plans=planning.plan_spoke(e.serving, e.eventing, cfg.release_base, {}))
+            for e in cfg.fleet]
 
     monkeypatch.setattr(fleet_mod, "resolve_fleet", fake_resolve)
     spokes = fleet_mod.deploy(fleet_cfg)
