@@ -72,4 +72,4 @@ test: venv toolchain lint
 
 # Fleet benchmark on its own lab (.lab-bench/): writes BENCHMARKS.md and bench/results.json.
 bench: venv toolchain
-	$(PY) -m bench.fleet
+	$(PY) -m bench

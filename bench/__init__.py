@@ -1,1 +1,1 @@
-"""Benchmarks of knative-fleet on its own local lab (`python -m bench.fleet`)."""
+"""Benchmarks of knative-fleet on its own local lab (`python -m bench`)."""

@@ -1,4 +1,5 @@
-"""`python -m lab up|status|dump|down`: the local fleet lab (kubetest's up/dump/down)."""
+"""`python -m lab [--dir DIR] up|status|dump|down`: the local fleet lab (kubetest's
+up/dump/down), in `.lab/` unless DIR names another (the benchmark's is `.lab-bench/`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import yaml
 from kubernetes import client
 
 from lab import register
-from lab.clusters import Kwok, write_json
-from lab.paths import LAB_DIR, LAB_JSON
+from lab.clusters import Kwok, answers, write_json
+from lab.paths import LAB_DIR_ENV, REPO, LabDir, lab_dir
 from lab.toolchain import bin_dir, tool_env
 
 HUB = "hub"
@@ -23,39 +24,30 @@ def spoke_names(count: int) -> list[str]:
     return [f"spoke-{i}" for i in range(1, count + 1)]
 
 
-def load_lab() -> dict | None:
-    return json.loads(LAB_JSON.read_text()) if LAB_JSON.exists() else None
+def load_lab(where: LabDir) -> dict | None:
+    return json.loads(where.description.read_text()) if where.description.exists() else None
 
 
-def healthy(kubeconfig: str) -> bool:
-    try:
-        api = register.api_client(Path(kubeconfig))
-        client.CoreV1Api(api).list_namespace(_request_timeout=5, limit=1)
-        return True
-    except Exception:  # noqa: BLE001 - any failure means "not healthy"
-        return False
-
-
-def up(spokes: int) -> dict:
-    LAB_DIR.mkdir(parents=True, exist_ok=True)
+def up(where: LabDir, spokes: int) -> dict:
+    where.root.mkdir(parents=True, exist_ok=True)
     bin_path = bin_dir(build=True)
-    kwok = Kwok(bin_path, tool_env(bin_path))
+    kwok = Kwok(bin_path, tool_env(bin_path), where)
     names = [HUB, *spoke_names(spokes)]
-    lab = load_lab()
+    lab = load_lab(where)
     existing = set(kwok.clusters())
     if lab and {s["name"] for s in lab["spokes"]} == set(spoke_names(spokes)):
-        stopped = [n for n in names if n in existing and not healthy(str(kwok.kubeconfig_path(n)))]
+        stopped = [n for n in names if n in existing and not answers(str(kwok.kubeconfig_path(n)))]
         for name in stopped:
             kwok.start(name)
         if all(n in existing for n in names) and all(
-            healthy(str(kwok.kubeconfig_path(n))) for n in names
+            answers(str(kwok.kubeconfig_path(n))) for n in names
         ):
             print(f"lab: already up ({', '.join(names)})", file=sys.stderr)
             return lab
     timings: dict[str, float] = {}
     start = time.monotonic()
     for name in names:
-        if name in existing and healthy(str(kwok.kubeconfig_path(name))):
+        if name in existing and answers(str(kwok.kubeconfig_path(name))):
             continue
         if name in existing:
             kwok.delete(name)
@@ -65,7 +57,7 @@ def up(spokes: int) -> dict:
     register.install_clusterprofile_crd(register.api_client(hub_kc))
     for name in spoke_names(spokes):
         register.register_spoke(hub_kc, kwok.kubeconfig_path(name), name)
-    provider_path = LAB_DIR / "providers.json"
+    provider_path = where.providers
     write_json(provider_path, register.provider_file(bin_path, hub_kc))
     lab = {
         "hub": {"name": HUB, "kubeconfig": str(hub_kc)},
@@ -79,34 +71,37 @@ def up(spokes: int) -> dict:
         "startSeconds": round(time.monotonic() - start, 1),
         "clusterStartSeconds": timings,
     }
-    write_json(LAB_JSON, lab)
-    print(f"lab: up in {lab['startSeconds']}s; described in {LAB_JSON}", file=sys.stderr)
+    write_json(where.description, lab)
+    print(f"lab: up in {lab['startSeconds']}s; described in {where.description}",
+          file=sys.stderr)
     return lab
 
 
-def status() -> int:
-    lab = load_lab()
+def status(where: LabDir) -> int:
+    lab = load_lab(where)
     if not lab:
-        print("lab: down (no .lab/lab.json)")
+        shown = (where.description.relative_to(REPO)
+                 if where.description.is_relative_to(REPO) else where.description)
+        print(f"lab: down (no {shown})")
         return 1
     ok = True
     for entry in [lab["hub"], *lab["spokes"]]:
-        alive = healthy(entry["kubeconfig"])
+        alive = answers(entry["kubeconfig"])
         ok &= alive
         server = yaml.safe_load(Path(entry["kubeconfig"]).read_text())["clusters"][0]["cluster"]
         print(f"{entry['name']:10} {'up' if alive else 'DOWN':5} {server['server']}")
     return 0 if ok else 1
 
 
-def dump(out: Path) -> None:
-    lab = load_lab()
+def dump(where: LabDir, out: Path) -> None:
+    lab = load_lab(where)
     bin_path = Path(lab["bin"]) if lab else bin_dir(build=False)
-    kwok = Kwok(bin_path, tool_env(bin_path))
+    kwok = Kwok(bin_path, tool_env(bin_path), where)
     out.mkdir(parents=True, exist_ok=True)
     for name in kwok.clusters():
         kwok.dump(name, out)
         kubeconfig = kwok.kubeconfig_path(name)
-        if healthy(str(kubeconfig)):
+        if answers(str(kubeconfig)):
             api = register.api_client(kubeconfig)
             events = client.CoreV1Api(api).list_event_for_all_namespaces(_request_timeout=20)
             rows = [
@@ -118,37 +113,41 @@ def dump(out: Path) -> None:
     print(f"lab: dumped logs and events to {out}", file=sys.stderr)
 
 
-def down() -> None:
-    lab = load_lab()
+def down(where: LabDir) -> None:
+    lab = load_lab(where)
     bin_path = Path(lab["bin"]) if lab else bin_dir(build=False)
-    kwok = Kwok(bin_path, tool_env(bin_path))
+    kwok = Kwok(bin_path, tool_env(bin_path), where)
     names = [HUB, *[s["name"] for s in lab["spokes"]]] if lab else []
     for name in kwok.clusters():
         if name in names or not lab:
             kwok.delete(name)
-    LAB_JSON.unlink(missing_ok=True)
+    where.description.unlink(missing_ok=True)
     print("lab: down", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__)
+    parser.add_argument("--dir", type=Path, default=None,
+                        help=f"the lab's directory (default: ${LAB_DIR_ENV}, else .lab/)")
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_up = sub.add_parser("up", help="start (or check) a hub and N spokes")
     p_up.add_argument("--spokes", type=int, default=2)
     sub.add_parser("status", help="show the clusters")
     p_dump = sub.add_parser("dump", help="collect component logs and events")
-    p_dump.add_argument("--out", type=Path, default=LAB_DIR / "dump")
+    p_dump.add_argument("--out", type=Path, default=None,
+                        help="where the logs go (default: the lab's dump/)")
     sub.add_parser("down", help="delete the clusters this lab created")
     args = parser.parse_args(argv)
+    where = lab_dir(args.dir)
     if args.cmd == "up":
-        up(args.spokes)
+        up(where, args.spokes)
         return 0
     if args.cmd == "status":
-        return status()
+        return status(where)
     if args.cmd == "dump":
-        dump(args.out)
+        dump(where, args.out or where.dump)
         return 0
-    down()
+    down(where)
     return 0
 
 

@@ -12,7 +12,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from lab.paths import KWOK_WORKDIR, LAB_DIR
+from kubernetes import client, config
+
+from lab.paths import LabDir, lab_dir
 
 KWOKCTL_CONFIG = """\
 kind: KwokctlConfiguration
@@ -32,12 +34,23 @@ NO_WEBHOOK_ADMISSION = (
 )
 
 
-class Kwok:
-    """Runs kwokctl against the lab's own work directory."""
+def answers(kubeconfig: str | Path) -> bool:
+    """Whether the cluster's apiserver answers a request within a few seconds."""
+    try:
+        api = config.new_client_from_config(config_file=str(kubeconfig))
+        client.CoreV1Api(api).list_namespace(_request_timeout=5, limit=1)
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "does not answer"
+        return False
 
-    def __init__(self, bin_path: Path, env: dict[str, str]) -> None:
+
+class Kwok:
+    """Runs kwokctl against one lab's own work directory (the default lab's unless told)."""
+
+    def __init__(self, bin_path: Path, env: dict[str, str], lab: LabDir | None = None) -> None:
         self.bin = bin_path
-        self.env = dict(env, KWOK_WORKDIR=str(KWOK_WORKDIR))
+        self.lab = lab or lab_dir()
+        self.env = dict(env, KWOK_WORKDIR=str(self.lab.kwok))
 
     def run(self, *args: str, check: bool = True, capture: bool = True) -> str:
         proc = subprocess.run(
@@ -55,12 +68,12 @@ class Kwok:
         return [line.strip() for line in self.run("get", "clusters").splitlines() if line.strip()]
 
     def kubeconfig_path(self, name: str) -> Path:
-        return LAB_DIR / f"{name}.kubeconfig"
+        return self.lab.kubeconfig(name)
 
     def create(self, name: str) -> float:
         """Creates cluster `name` with fake nodes; returns the seconds it took."""
         start = time.monotonic()
-        config = LAB_DIR / "kwokctl.yaml"
+        config = self.lab.kwokctl_config
         config.write_text(KWOKCTL_CONFIG)
         kubeconfig = self.kubeconfig_path(name)
         self.run(
@@ -95,7 +108,7 @@ class Kwok:
     def pids(self, name: str) -> dict[str, int]:
         """The pid of each running component of `name` (from kwokctl's pid files)."""
         pids: dict[str, int] = {}
-        pid_dir = KWOK_WORKDIR / "clusters" / name / "pids"
+        pid_dir = self.lab.kwok / "clusters" / name / "pids"
         for component in COMPONENTS:
             path = pid_dir / f"{component}.pid"
             if path.exists():

@@ -1,16 +1,58 @@
-"""Where the lab keeps its state: `.lab/` in the repo (ignored by git)."""
+"""Where a lab keeps its state: `.lab/` in the repo (ignored by git) unless told otherwise,
+so the tests' lab and the benchmark's lab (`.lab-bench/`) never share a file."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-LAB_DIR = Path(os.environ.get("KNATIVE_FLEET_LAB_DIR", REPO / ".lab"))
-LAB_JSON = LAB_DIR / "lab.json"
-KWOK_WORKDIR = LAB_DIR / "kwok"
+LAB_DIR = REPO / ".lab"
+# Read when a lab directory is resolved, never at import: a caller may set it late.
+LAB_DIR_ENV = "KNATIVE_FLEET_LAB_DIR"
 SHARED = Path(os.environ.get("KNATIVE_FLEET_SHARED", REPO.parent / "shared"))
 CLUSTERPROFILE_CRD = (
     SHARED / "cluster-inventory-api" / "v0.1.2" / "multicluster.x-k8s.io_clusterprofiles.yaml"
 )
 RELEASES = SHARED / "knative-releases"
+
+
+@dataclass(frozen=True)
+class LabDir:
+    """The files of one lab, all under `root`."""
+
+    root: Path
+
+    @property
+    def description(self) -> Path:
+        """`lab.json`: what `python -m lab up` brought up."""
+        return self.root / "lab.json"
+
+    @property
+    def kwok(self) -> Path:
+        """kwokctl's work directory (KWOK_WORKDIR): clusters, pid files, logs."""
+        return self.root / "kwok"
+
+    @property
+    def kwokctl_config(self) -> Path:
+        return self.root / "kwokctl.yaml"
+
+    @property
+    def providers(self) -> Path:
+        """The access-provider file the product reads for this lab's hub."""
+        return self.root / "providers.json"
+
+    @property
+    def dump(self) -> Path:
+        return self.root / "dump"
+
+    def kubeconfig(self, cluster: str) -> Path:
+        return self.root / f"{cluster}.kubeconfig"
+
+
+def lab_dir(root: Path | str | None = None) -> LabDir:
+    """`root` when given, else $KNATIVE_FLEET_LAB_DIR as it is now, else `.lab/`."""
+    if root is None:
+        root = os.environ.get(LAB_DIR_ENV) or LAB_DIR
+    return LabDir(Path(root).absolute())

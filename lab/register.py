@@ -6,7 +6,6 @@ ClusterProfile spec and, through the status subresource, its status."""
 from __future__ import annotations
 
 import base64
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from lab.paths import CLUSTERPROFILE_CRD
+from lab.wait import wait_for
 
 PROFILE_NAMESPACE = "fleet-system"
 SPOKE_SA = "knative-fleet-spoke"
@@ -42,14 +42,13 @@ def install_clusterprofile_crd(hub: client.ApiClient) -> None:
     crd = yaml.safe_load(CLUSTERPROFILE_CRD.read_text())
     ext = client.ApiextensionsV1Api(hub)
     _create(ext.create_custom_resource_definition, crd)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def established() -> bool:
         got = ext.read_custom_resource_definition(crd["metadata"]["name"])
         conds = {c.type: c.status for c in (got.status.conditions or [])}
-        if conds.get("Established") == "True":
-            return
-        time.sleep(0.5)
-    raise RuntimeError("ClusterProfile CRD did not become Established in 60s")
+        return conds.get("Established") == "True"
+
+    wait_for(established, timeout=60, what="the ClusterProfile CRD to become Established")
 
 
 def spoke_token(spoke: client.ApiClient) -> tuple[str, str]:
@@ -71,13 +70,14 @@ def spoke_token(spoke: client.ApiClient) -> tuple[str, str]:
                      "annotations": {"kubernetes.io/service-account.name": SPOKE_SA}},
         "type": "kubernetes.io/service-account-token",
     })
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def filled() -> dict[str, str] | None:
         data = core.read_namespaced_secret(SPOKE_TOKEN_SECRET, SPOKE_SA_NAMESPACE).data or {}
-        if data.get("token") and data.get("ca.crt"):
-            return base64.b64decode(data["token"]).decode(), data["ca.crt"]
-        time.sleep(0.5)
-    raise RuntimeError("the spoke's token controller did not fill the token Secret in 60s")
+        return data if data.get("token") and data.get("ca.crt") else None
+
+    data = wait_for(filled, timeout=60,
+                    what="the spoke's token controller to fill the token Secret")
+    return base64.b64decode(data["token"]).decode(), data["ca.crt"]
 
 
 def hub_secret_namespace(hub_kubeconfig: Path) -> str:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.support.lab import Lab, ensure_lab
+from lab.handle import Lab, ensure_lab
 
 
 @pytest.fixture(scope="session")

@@ -10,25 +10,21 @@ import json
 import os
 import signal
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from kubernetes import client
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
 
-from lab.clusters import Kwok
+from lab.clusters import Kwok, answers
+from lab.fleet import FleetStack, entry
+from lab.handle import Lab
 from lab.toolchain import tool_env
-from tests.support.fleet import (
-    FleetStack,
-    changed_spokes,
-    deployments_available,
-    entry,
-    module_stack,
-)
-from tests.support.lab import Lab
+from lab.wait import wait_for
+from tests.support.fleet import changed_spokes, deployments_available, module_stack
 from tests.support.snapshot import kept_by_policy, snapshot
 
 pytestmark = pytest.mark.e2e
@@ -59,6 +55,24 @@ def assert_converged(stack: FleetStack) -> None:
     assert changed_spokes(steps) == {}, changed_spokes(steps)
 
 
+def secret_token(core: client.CoreV1Api, name: str) -> str | None:
+    """The (base64) token the token controller wrote into Secret `name`, once it has."""
+    return (core.read_namespaced_secret(name, "kube-system").data or {}).get("token")
+
+
+def token_refused(kubeconfig: str, token_b64: str | None) -> bool:
+    """Whether the spoke's apiserver now refuses the token (401), i.e. it is revoked."""
+    cfg = client.Configuration()
+    config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
+    cfg.cert_file = cfg.key_file = None
+    cfg.api_key = {"authorization": f"Bearer {base64.b64decode(token_b64 or '').decode()}"}
+    try:
+        client.CoreV1Api(client.ApiClient(cfg)).list_namespace(limit=1, _request_timeout=5)
+    except ApiException as exc:
+        return exc.status == 401
+    return False
+
+
 def test_token_rotation_replaces_nothing(lab: Lab, stack: FleetStack) -> None:
     spoke = client.CoreV1Api(lab.spokes[1].api())
     hub = client.CoreV1Api(lab.hub.api())
@@ -67,15 +81,14 @@ def test_token_rotation_replaces_nothing(lab: Lab, stack: FleetStack) -> None:
         "metadata": {"name": name, "annotations": {
             "kubernetes.io/service-account.name": "knative-fleet-spoke"}},
         "type": "kubernetes.io/service-account-token"})
-    deadline = time.monotonic() + 60
-    token = None
-    while time.monotonic() < deadline and not token:
-        token = (spoke.read_namespaced_secret(name, "kube-system").data or {}).get("token")
-        time.sleep(0.5)
+    token = wait_for(lambda: secret_token(spoke, name), timeout=60, what=f"a token in {name}")
     assert token
     hub.patch_namespaced_secret("spoke-2", "default", {"data": {"token": token}})
+    old = secret_token(spoke, "knative-fleet-spoke-token")
     spoke.delete_namespaced_secret("knative-fleet-spoke-token", "kube-system")
-    time.sleep(2)  # the token controller revokes the old token with its Secret
+    # The old token is revoked with its Secret.
+    wait_for(lambda: token_refused(lab.spokes[1].kubeconfig, old), timeout=60,
+             what="the old spoke token refused")
     res, steps = stack.preview_steps()
     assert res.ok, res.out
     assert changed_spokes(steps) == {}, changed_spokes(steps)
@@ -86,12 +99,8 @@ def test_token_rotation_replaces_nothing(lab: Lab, stack: FleetStack) -> None:
         "metadata": {"name": "knative-fleet-spoke-token", "annotations": {
             "kubernetes.io/service-account.name": "knative-fleet-spoke"}},
         "type": "kubernetes.io/service-account-token"})
-    deadline = time.monotonic() + 60
-    fresh = None
-    while time.monotonic() < deadline and not fresh:
-        fresh = (spoke.read_namespaced_secret("knative-fleet-spoke-token",
-                                              "kube-system").data or {}).get("token")
-        time.sleep(0.5)
+    fresh = wait_for(lambda: secret_token(spoke, "knative-fleet-spoke-token"), timeout=60,
+                     what="a token in knative-fleet-spoke-token")
     hub.patch_namespaced_secret("spoke-2", "default", {"data": {"token": fresh}})
     spoke.delete_namespaced_secret(name, "kube-system")
 
@@ -132,12 +141,8 @@ def start_up(stack: FleetStack) -> subprocess.Popen:
 
 
 def wait_for_objects(api: client.ApiClient, namespace: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if deployments_available(api, namespace):
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"nothing appeared in {namespace}")
+    wait_for(lambda: deployments_available(api, namespace), timeout=timeout,
+             what=f"Deployments in {namespace}")
 
 
 def urns(stack: FleetStack) -> list[str]:
@@ -152,7 +157,8 @@ def test_spoke_apiserver_killed_mid_up(lab: Lab, stack: FleetStack) -> None:
     try:
         wait_for_objects(spoke.api(), "knative-serving")
         os.kill(kwok.pids(spoke.name)["kube-apiserver"], signal.SIGKILL)
-        time.sleep(3)
+        wait_for(lambda: not answers(spoke.kubeconfig), timeout=60,
+                 what=f"{spoke.name}'s apiserver down")
         kwok.run("stop", "cluster", "--name", spoke.name)
         kwok.run("start", "cluster", "--name", spoke.name, "--wait", "3m")
         proc.communicate(timeout=900)  # it may finish or fail; the next up must converge

@@ -6,7 +6,6 @@ The tests share one stack and run in file order, like a user's day."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +14,10 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.support.fleet import FleetStack, changed_spokes, deployments_available, entry
-from tests.support.lab import Lab
+from lab.fleet import FleetStack, entry
+from lab.handle import Lab
+from lab.wait import wait_for
+from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, snapshot
 
 pytestmark = pytest.mark.e2e
@@ -54,15 +55,15 @@ def delete_and_wait(core: client.CoreV1Api, name: str, timeout: float = 120) -> 
         core.delete_namespace(name)
     except ApiException:
         return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def gone() -> bool:
         try:
             core.read_namespace(name)
         except ApiException as exc:
-            if exc.status == 404:
-                return
-        time.sleep(0.5)
-    raise AssertionError(f"namespace {name} still terminating after {timeout}s")
+            return exc.status == 404
+        return False
+
+    wait_for(gone, timeout=timeout, what=f"namespace {name} gone (still terminating)")
 
 
 def fleet_v1(ns_labels: dict | None = None) -> list[dict]:
@@ -153,9 +154,8 @@ def test_deleted_anchor_is_collected_then_restored_by_refresh(world: dict) -> No
     anchor, _ = ANCHORS["knative-serving"]
     core.delete_namespaced_config_map(anchor, "knative-serving",
                                       propagation_policy="Foreground")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and deployments_available(api, "knative-serving"):
-        time.sleep(1)
+    wait_for(lambda: not deployments_available(api, "knative-serving"), timeout=120,
+             interval=1, what="GC collecting the Deployments")
     assert deployments_available(api, "knative-serving") == {}, "GC did not collect Deployments"
     res = stack.up("--refresh")
     assert res.ok, res.out

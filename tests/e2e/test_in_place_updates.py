@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from tests.support.fleet import FleetStack, entry, module_stack
-from tests.support.lab import Lab
+from lab.fleet import FleetStack, entry
+from lab.handle import Lab
+from tests.support.fleet import module_stack
 from tests.support.watch import Recorded, recording
 
 pytestmark = pytest.mark.e2e

@@ -14,8 +14,9 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tests.support.fleet import FleetStack, deployments_available
-from tests.support.lab import Lab
+from lab.fleet import FleetStack
+from lab.handle import Lab
+from tests.support.fleet import deployments_available
 
 pytestmark = pytest.mark.e2e
 SPECS = Path(__file__).parent / "operator_specs"

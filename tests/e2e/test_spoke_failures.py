@@ -18,8 +18,9 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tests.support.fleet import FleetStack, changed_spokes, entry
-from tests.support.lab import Lab
+from lab.fleet import FleetStack, entry
+from lab.handle import Lab
+from tests.support.fleet import changed_spokes
 from tests.support.snapshot import managed_versions
 
 pytestmark = pytest.mark.e2e

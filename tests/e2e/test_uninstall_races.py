@@ -17,9 +17,10 @@ from contextlib import ExitStack
 import pytest
 
 from lab.clusters import Kwok
+from lab.fleet import FleetStack, entry
+from lab.handle import Lab
 from lab.toolchain import tool_env
-from tests.support.fleet import FleetStack, entry, module_stack
-from tests.support.lab import Lab
+from tests.support.fleet import module_stack
 from tests.support.load import loaded_machine
 from tests.support.snapshot import kept_by_policy, snapshot
 from tests.support.watch import stale_aggregation_controller

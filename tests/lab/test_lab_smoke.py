@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -16,8 +15,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.support.lab import Lab
-from tests.support.pulumi_cli import Stack
+from lab.handle import Lab
+from lab.stack import Stack
+from lab.wait import wait_for
 
 pytestmark = pytest.mark.lab
 SMOKE = Path(__file__).parent / "smoke_program"
@@ -42,15 +42,6 @@ def exec_kubeconfig(lab: Lab, spoke: str) -> dict:
             "env": [{"name": "KUBECONFIG", "value": lab.hub.kubeconfig}],
             "provideClusterInfo": True, "interactiveMode": "Never"}}}],
     }
-
-
-def wait_for(predicate, timeout: float = 90, interval: float = 0.5) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval)
-    raise AssertionError(f"condition not met in {timeout}s")
 
 
 def test_secretreader_token_lists_spoke_nodes(lab: Lab) -> None:
@@ -121,7 +112,7 @@ def test_deployment_becomes_available(lab: Lab) -> None:
             st = apps.read_namespaced_deployment(name, "default").status
             conds = {c.type: c.status for c in (st.conditions or [])}
             return conds.get("Available") == "True" and (st.ready_replicas or 0) == 2
-        wait_for(available)
+        wait_for(available, timeout=90, what=f"Deployment {name} Available")
     finally:
         apps.delete_namespaced_deployment(name, "default")
 
@@ -139,7 +130,7 @@ def test_namespace_deletion_completes(lab: Lab) -> None:
             return False
         except ApiException as exc:
             return exc.status == 404
-    wait_for(gone)
+    wait_for(gone, timeout=90, what=f"namespace {name} deleted")
 
 
 def test_owned_object_is_garbage_collected(lab: Lab) -> None:
@@ -159,7 +150,7 @@ def test_owned_object_is_garbage_collected(lab: Lab) -> None:
             return False
         except ApiException as exc:
             return exc.status == 404
-    wait_for(collected)
+    wait_for(collected, timeout=90, what=f"{owner_name}-dep garbage-collected")
 
 
 def test_lab_json_describes_every_cluster(lab: Lab) -> None:

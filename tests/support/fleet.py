@@ -1,8 +1,7 @@
-"""The product's own stack, driven by tests as a user drives it."""
+"""What the end-to-end tests ask of a fleet stack and its spokes beyond driving it."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,60 +9,8 @@ from pathlib import Path
 
 from kubernetes import client
 
-from lab.paths import RELEASES, REPO
-from tests.support.lab import Lab
-from tests.support.pulumi_cli import Result, Stack
-
-STACKS = REPO / "stacks"
-
-
-def entry(name: str, profile: str | None = None, serving: str | None = "1.23",
-          eventing: str | None = "1.23", **extra: object) -> dict:
-    e: dict = {"name": name,
-               "clusterProfileRef": {"name": profile or name, "namespace": "fleet-system"}}
-    if serving:
-        e["serving"] = {"version": serving}
-    if eventing:
-        e["eventing"] = {"version": eventing}
-    e.update(extra)
-    return e
-
-
-def fleet_config(lab: Lab, fleet: list[dict], **overrides: object) -> dict:
-    cfg = {
-        "knative-fleet:hub": {"kubeconfig": lab.hub.kubeconfig},
-        "knative-fleet:providerFile": lab.provider_file,
-        "knative-fleet:releaseBase": f"file://{RELEASES}",
-        "knative-fleet:fleet": fleet,
-    }
-    for key, value in overrides.items():
-        if value is None:
-            cfg.pop(f"knative-fleet:{key}", None)
-        else:
-            cfg[f"knative-fleet:{key}"] = value
-    return cfg
-
-
-class FleetStack(Stack):
-    """A `t-*` stack of the product (ignored by git), with helpers for its preview."""
-
-    def __init__(self, lab: Lab, name: str, state_dir: Path) -> None:
-        super().__init__(REPO, name, state_dir, lab.bin)
-        self.lab = lab
-
-    def configure(self, fleet: list[dict], **overrides: object) -> None:
-        self.write_config(STACKS, fleet_config(self.lab, fleet, **overrides))
-
-    def preview_steps(self) -> tuple[Result, list[dict]]:
-        res = self.run("preview", "--json")
-        try:
-            data = json.loads(res.out[res.out.index("{"):])
-        except ValueError:
-            return res, []
-        return res, data.get("steps", [])
-
-    def cleanup(self) -> None:
-        self.config_file(STACKS).unlink(missing_ok=True)
+from lab.fleet import FleetStack
+from lab.handle import Lab
 
 
 def changed_spokes(steps: list[dict]) -> dict[str, set[str]]:

@@ -1,23 +1,27 @@
-"""Drives the real Pulumi CLI (built by the toolchain) against a local file backend."""
+"""Drives the real Pulumi CLI (built by the toolchain) against a local file backend,
+for the tests and the benchmark alike."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from lab.toolchain import pulumi_home
+from lab.toolchain import tool_env
 
 PASSPHRASE = "knative-fleet-tests"
+# The README's setting for self-managed backends: one state write per run instead of
+# two full rewrites per object (see "Running it" in the README).
+SKIP_CHECKPOINTS = "PULUMI_SKIP_CHECKPOINTS"
 
 
 @dataclass
 class Result:
+    """A finished pulumi command: its exit code and its combined output."""
+
     code: int
     out: str
 
@@ -34,20 +38,12 @@ class Stack:
         self.project_dir = project_dir
         self.stack = stack
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.env = dict(os.environ)
-        self.env.update({
-            "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent),
-                                     os.environ.get("PATH", "")]),
+        self.env = tool_env(bin_dir, {
             "PULUMI_BACKEND_URL": f"file://{state_dir}",
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-            "PULUMI_SKIP_UPDATE_CHECK": "true",
-            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PULUMI_HOME": str(pulumi_home(bin_dir)),
-            # The README's setting for self-managed backends: one state write per run
-            # instead of two full rewrites per object (see "Running it" in the README).
-            "PULUMI_SKIP_CHECKPOINTS": "true",
+            SKIP_CHECKPOINTS: "true",
+            **(env or {}),
         })
-        self.env.update(env or {})
 
     def run(self, *args: str, timeout: float = 1200) -> Result:
         proc = subprocess.run(

@@ -1,4 +1,4 @@
-"""The lab as tests see it: `.lab/lab.json`, brought up once per session."""
+"""The lab as tests and the benchmark see it: its `lab.json`, brought up once per session."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from lab.paths import LAB_JSON, REPO
+from lab.clusters import Kwok
+from lab.paths import REPO, LabDir, lab_dir
+from lab.toolchain import tool_env
 
 
 @dataclass(frozen=True)
@@ -29,20 +31,29 @@ class Lab:
     provider_file: str
     bin: Path
     raw: dict
+    dir: LabDir
 
     def spoke(self, name: str) -> Cluster:
         return next(s for s in self.spokes if s.name == name)
 
+    def kwok(self) -> Kwok:
+        """kwokctl against this lab's clusters (their pids, logs, stop and start)."""
+        return Kwok(self.bin, tool_env(self.bin), self.dir)
 
-def ensure_lab() -> Lab:
-    """Reads the lab description; brings the lab up first if it is not there."""
-    if not LAB_JSON.exists():
-        subprocess.run([sys.executable, "-m", "lab", "up"], cwd=REPO, check=True)
-    raw = json.loads(LAB_JSON.read_text())
+
+def ensure_lab(root: Path | None = None) -> Lab:
+    """Reads the lab description (in `root`, else `.lab/`); brings the lab up first if it is
+    not there."""
+    where = lab_dir(root)
+    if not where.description.exists():
+        subprocess.run([sys.executable, "-m", "lab", "--dir", str(where.root), "up"],
+                       cwd=REPO, check=True)
+    raw = json.loads(where.description.read_text())
     return Lab(
         hub=Cluster(raw["hub"]["name"], raw["hub"]["kubeconfig"]),
         spokes=tuple(Cluster(s["name"], s["kubeconfig"]) for s in raw["spokes"]),
         provider_file=raw["providerFile"],
         bin=Path(raw["bin"]),
         raw=raw,
+        dir=where,
     )

@@ -1,0 +1,112 @@
+"""The program's own cost, without cluster or engine: `deploy()` for N spokes under
+Pulumi's mocks, in a fresh process per size so caches and memory start empty."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+from bench.commands import Runner
+from bench.log import log
+from bench.metrics import ProgramFigures, Samples
+from config.fleet import parse_fleet_config
+from knative import plan as planning
+from knative import releases
+from lab.paths import RELEASES
+
+CHILD_FLAG = "--program-child"
+
+
+def program_child(n: int) -> ProgramFigures:
+    """Runs the program for `n` spokes under Pulumi mocks (no cluster, no engine), with
+    spoke resolution faked as tests/unit/components/test_fleet_program.py does; the rest
+    (planning, rendering, every resource registration) is the program's own code."""
+    import pulumi
+    import pulumi_kubernetes  # noqa: F401 - imported before the clock starts
+    import pulumi_kubernetes.core.v1  # noqa: F401
+
+    from access import SpokeConnection
+    from components import fleet as fleet_mod
+
+    registered: Counter[str] = Counter()
+
+    class Mocks(pulumi.runtime.Mocks):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+            registered[args.typ.split(":")[0]] += 1
+            outputs = dict(args.inputs)
+            if args.typ == "kubernetes:core/v1:ConfigMap":
+                outputs["metadata"] = {**args.inputs.get("metadata", {}),
+                                       "uid": f"uid-{args.name}"}
+            return f"{args.name}-id", outputs
+
+        def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+            return {}
+
+    conn = SpokeConnection(
+        server="https://127.0.0.1:6443", certificate_authority_data=None, proxy_url=None,
+        tls_server_name=None, insecure_skip_tls_verify=False, provider_name="secretreader",
+        exec_api_version="client.authentication.k8s.io/v1", command="/bin/secretreader",
+        args=(), env=(), provide_cluster_info=True, exec_extension={"clusterName": "s"})
+    cfg = parse_fleet_config({
+        "releaseBase": f"file://{RELEASES}",
+        "fleet": [{"name": f"spoke-{i}", "clusterProfileRef": {"name": f"spoke-{i}",
+                                                                "namespace": "fleet-system"},
+                   "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}
+                  for i in range(1, n + 1)],
+    })
+    plan_seconds = [0.0]
+
+    def fake_resolve(cfg: Any) -> list[Any]:
+        start = time.perf_counter()
+        out = [fleet_mod.SpokeResult(entry=e, connection=conn, server_version="v1.36.3",
+                                     plans=planning.plan_spoke(e.serving, e.eventing,
+                                                               cfg.release_base, {}))
+               for e in cfg.fleet]
+        plan_seconds[0] += time.perf_counter() - start
+        return out
+
+    fleet_mod.resolve_fleet = fake_resolve  # type: ignore[assignment]
+    pulumi.runtime.set_mocks(Mocks(), preview=False)
+
+    @pulumi.runtime.test
+    def program() -> Any:
+        spokes = fleet_mod.deploy(cfg)
+        return pulumi.Output.all(*[s.ready for s in spokes.values()])
+
+    releases.load_documents.cache_clear()
+    start = time.perf_counter()
+    program()  # returns once every registration has completed
+    seconds = time.perf_counter() - start
+    info = releases.load_documents.cache_info()
+    return ProgramFigures(
+        spokes=n,
+        ms=seconds * 1000,
+        plan_ms=plan_seconds[0] * 1000,
+        resources=sum(registered.values()),
+        load_documents_calls=info.hits + info.misses,
+        load_documents_parses=info.misses,
+        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    )
+
+
+def measure_program(runner: Runner, samples: Samples, sizes: tuple[int, ...],
+                    run_no: int) -> None:
+    """The program's own time for each size, each in a fresh process."""
+    for n in sizes:
+        log(f"run {run_no}: program under mocks, {n} spoke(s)")
+        res = runner.run([sys.executable, "-m", "bench", CHILD_FLAG, str(n)],
+                         dict(os.environ))
+        if not res.ok:
+            raise res.fail(f"program under mocks ({n} spokes)")
+        got = ProgramFigures.from_json(json.loads(res.stdout.strip().splitlines()[-1]))
+        samples.add(f"program_ms_{n}", got.ms)
+        samples.add(f"program_plan_ms_{n}", got.plan_ms)
+        samples.add(f"program_resources_{n}", got.resources)
+        samples.add(f"program_load_documents_calls_{n}", got.load_documents_calls)
+        samples.add(f"program_load_documents_parses_{n}", got.load_documents_parses)
+        samples.add(f"program_peak_rss_bytes_{n}", got.peak_rss_bytes)

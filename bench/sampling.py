@@ -1,0 +1,143 @@
+"""Memory and CPU of processes while a command runs, read through psutil: the peak
+resident memory of a command's process tree per kind of process, the share of the
+machine's CPU that was busy, and the CPU seconds given processes (the lab's control
+planes) spent. Pulumi and the lab share this machine's cores, so all three explain a
+time."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from types import TracebackType
+
+import psutil
+
+from bench.metrics import RssPeak
+
+TOTAL = "total"
+
+
+def process_kind(proc: psutil.Process) -> str:
+    """engine / language_host / program / provider, else the executable's name."""
+    try:
+        cmdline = proc.cmdline()
+    except psutil.Error:
+        return "other"
+    base = os.path.basename(cmdline[0]) if cmdline else ""
+    if base == "pulumi":
+        return "engine"
+    if base.startswith("pulumi-language-"):
+        return "language_host"
+    if base.startswith("python"):
+        return "program"
+    if base.startswith("pulumi-resource-"):
+        return "provider"
+    return base or "other"
+
+
+class RssSampler:
+    """Peak resident memory of a process tree: every `interval` seconds, the RSS of each
+    process under `root`, summed per process kind; the peak of each kind and of the
+    whole tree ("total") are kept separately. Use as a context manager around the run."""
+
+    def __init__(self, root: int, interval: float = 0.2) -> None:
+        self.root = root
+        self.interval = interval
+        self.peak: dict[str, int] = {}
+        self.peak_count: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def result(self) -> RssPeak:
+        return RssPeak(dict(self.peak), dict(self.peak_count))
+
+    def _loop(self) -> None:
+        while True:
+            self.sample()
+            if self._stop.wait(self.interval):
+                return
+
+    def _tree(self) -> list[psutil.Process]:
+        try:
+            root = psutil.Process(self.root)
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+
+    def sample(self) -> None:
+        """One look at the tree: processes that are gone or have no resident set (a
+        zombie) count for nothing."""
+        per_kind: Counter[str] = Counter()
+        count: Counter[str] = Counter()
+        for proc in self._tree():
+            try:
+                if proc.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                rss = proc.memory_info().rss
+            except psutil.Error:
+                continue
+            kind = process_kind(proc)
+            per_kind[kind] += rss
+            count[kind] += 1
+        per_kind[TOTAL] = sum(per_kind.values())
+        for kind, value in per_kind.items():
+            self.peak[kind] = max(self.peak.get(kind, 0), value)
+        for kind, value in count.items():
+            self.peak_count[kind] = max(self.peak_count.get(kind, 0), value)
+
+
+class MachineCpu:
+    """The share of the whole machine's CPU time that was busy between creation and
+    `busy_pct()`: all processes, ours and other jobs'."""
+
+    def __init__(self) -> None:
+        self.start = self._read()
+
+    @staticmethod
+    def _read() -> tuple[float, float]:
+        """(all CPU seconds, idle + iowait seconds) since boot, summed over the cores."""
+        times = psutil.cpu_times()
+        return sum(times), times.idle + getattr(times, "iowait", 0.0)
+
+    def busy_pct(self) -> float:
+        total, idle = self._read()
+        d_total, d_idle = total - self.start[0], idle - self.start[1]
+        return 100.0 * (d_total - d_idle) / d_total if d_total > 0 else 0.0
+
+
+class ProcessCpu:
+    """CPU seconds (user + system) the given processes spend between creation and
+    `seconds()`; a process that is gone by then counts for nothing."""
+
+    def __init__(self, pids: Iterable[int]) -> None:
+        self.procs: list[psutil.Process] = []
+        for pid in pids:
+            try:
+                self.procs.append(psutil.Process(pid))
+            except psutil.Error:
+                continue
+        self.start = self._total()
+
+    def _total(self) -> float:
+        total = 0.0
+        for proc in self.procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+        return total
+
+    def seconds(self) -> float:
+        return self._total() - self.start

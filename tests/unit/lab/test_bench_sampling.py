@@ -1,0 +1,93 @@
+"""Memory and CPU sampling through psutil, against processes the test starts itself."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from bench.commands import Runner
+from bench.sampling import MachineCpu, ProcessCpu, RssSampler, process_kind
+from lab.paths import REPO
+from lab.wait import wait_for
+
+# Holds 64 MB, starts a child that holds 32 MB, says so, then waits for stdin to close.
+PARENT = """
+import subprocess, sys
+block = bytearray(64 * 2**20)
+child = subprocess.Popen([sys.executable, "-c",
+    "import sys; b = bytearray(32 * 2**20); print('ready', flush=True); sys.stdin.read()"],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+child.stdout.readline()
+print("ready", flush=True)
+sys.stdin.read()
+child.stdin.close()
+child.wait()
+"""
+BURN = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+
+
+def test_rss_of_a_process_tree_by_kind() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", PARENT], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        with RssSampler(proc.pid, interval=0.01) as sampler:
+            wait_for(lambda: sampler.peak_count.get("program", 0) >= 2, timeout=30,
+                     interval=0.01, what="both processes sampled")
+        peak = sampler.result()
+    finally:
+        proc.communicate("", timeout=30)
+    assert peak.processes_by_kind["program"] == 2  # both are `python`
+    assert peak.get("program") >= 96 * 2**20
+    assert peak.get("total") == peak.get("program")
+    assert peak
+
+
+def test_a_gone_process_samples_as_nothing() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    sampler = RssSampler(proc.pid)
+    sampler.sample()
+    assert sampler.result().get("total") == 0
+
+
+def test_process_kinds() -> None:
+    assert process_kind(psutil.Process()) == "program"
+
+
+def test_cpu_seconds_of_given_processes() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()\n" + BURN],
+                            stdin=subprocess.PIPE, text=True)
+    cpu = ProcessCpu([proc.pid])
+    machine = MachineCpu()
+    proc.stdin.write("go")  # type: ignore[union-attr]
+    proc.stdin.close()  # type: ignore[union-attr]
+    # Zombie until reaped: its CPU times still read.
+    wait_for(lambda: cpu.seconds() >= 0.3, timeout=30, interval=0.02, what="0.3 s of CPU")
+    proc.wait()
+    assert 0.0 <= machine.busy_pct() <= 100.0
+
+
+def test_runner_times_samples_and_records(tmp_path: Path) -> None:
+    runner = Runner(tmp_path / ".lab-bench")
+    res = runner.run([sys.executable, "-c", "print('hi')"], {}, sample_rss=True)
+    assert res.ok and res.stdout == "hi\n" and res.seconds > 0
+    assert res.rss.get("total") > 0
+    recorded = shlex.join([sys.executable, "-c", "print('hi')"]).replace(str(REPO), "<repo>")
+    assert list(runner.commands) == [recorded]
+
+
+def test_a_failure_shows_no_secret(tmp_path: Path) -> None:
+    runner = Runner(tmp_path / ".lab-bench")
+    env = {"PULUMI_CONFIG_PASSPHRASE": "correct-horse-battery"}
+    res = runner.run([sys.executable, "-c", "import os, sys; "
+                      "print('passphrase', os.environ['PULUMI_CONFIG_PASSPHRASE']); "
+                      "print('token: abc.def'); sys.exit(3)"], env, record=False)
+    message = str(res.fail("the step"))
+    assert "exit 3" in message
+    assert "correct-horse-battery" not in message and "abc.def" not in message
+    assert "<redacted>" in message
