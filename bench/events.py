@@ -6,47 +6,30 @@ from __future__ import annotations
 
 import json
 import statistics
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from types import TracebackType
 
 from bench.metrics import EventAnalysis
+from bench.polling import Poller
 
 Event = tuple[float, dict]  # (seconds since the command's start, the event)
 
 
-class EventTail:
+class EventTail(Poller):
     """Follows a `pulumi --event-log` file while the command runs (the CLI writes each
     event as it happens) and stamps every event with the seconds since `start`: the
     log's own timestamps have whole-second resolution only. Use as a context manager."""
 
     def __init__(self, path: Path, start: float, interval: float = 0.05) -> None:
+        super().__init__(interval)
         self.path = path
         self.start = start
-        self.interval = interval
         self.events: list[Event] = []
         self._buffer = ""
         self._offset = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def __enter__(self) -> EventTail:
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.read()  # whatever arrived after the last poll
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.read()
-
-    def read(self) -> None:
+    def poll(self) -> None:
         """Takes in the complete lines written since the last read."""
         try:
             with self.path.open() as fh:

@@ -7,14 +7,13 @@ time."""
 from __future__ import annotations
 
 import os
-import threading
 from collections import Counter
 from collections.abc import Iterable
-from types import TracebackType
 
 import psutil
 
 from bench.metrics import RssPeak
+from bench.polling import Poller
 
 TOTAL = "total"
 
@@ -37,36 +36,19 @@ def process_kind(proc: psutil.Process) -> str:
     return base or "other"
 
 
-class RssSampler:
+class RssSampler(Poller):
     """Peak resident memory of a process tree: every `interval` seconds, the RSS of each
     process under `root`, summed per process kind; the peak of each kind and of the
     whole tree ("total") are kept separately. Use as a context manager around the run."""
 
     def __init__(self, root: int, interval: float = 0.2) -> None:
+        super().__init__(interval)
         self.root = root
-        self.interval = interval
         self.peak: dict[str, int] = {}
         self.peak_count: dict[str, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def __enter__(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def result(self) -> RssPeak:
         return RssPeak(dict(self.peak), dict(self.peak_count))
-
-    def _loop(self) -> None:
-        while True:
-            self.sample()
-            if self._stop.wait(self.interval):
-                return
 
     def _tree(self) -> list[psutil.Process]:
         try:
@@ -75,7 +57,7 @@ class RssSampler:
         except psutil.Error:
             return []
 
-    def sample(self) -> None:
+    def poll(self) -> None:
         """One look at the tree: processes that are gone or have no resident set (a
         zombie) count for nothing."""
         per_kind: Counter[str] = Counter()

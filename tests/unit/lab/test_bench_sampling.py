@@ -51,7 +51,7 @@ def test_a_gone_process_samples_as_nothing() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     sampler = RssSampler(proc.pid)
-    sampler.sample()
+    sampler.poll()
     assert sampler.result().get("total") == 0
 
 

@@ -1,0 +1,38 @@
+"""A background look, repeated while a command runs: the shape the RSS sampler and the
+event-log tail share."""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+from typing import Self
+
+
+class Poller:
+    """Calls `poll()` at once, then every `interval` seconds until the `with` block
+    ends, and one last time after it (what happened since the last look). Subclasses
+    implement `poll`."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def poll(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.poll()
+
+    def _loop(self) -> None:
+        while True:
+            self.poll()
+            if self._stop.wait(self.interval):
+                return
