@@ -11,11 +11,10 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.errors import ReleaseError
-from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE, group, pod_spec
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE, Rendered, group, pod_spec
 
 CR_NAME_LABEL = "operator.knative.dev/cr-name"
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
@@ -55,19 +54,6 @@ CLUSTER_SCOPED_KINDS = frozenset({
 # (its IngressServiceTransform): net-istio's knative-local-gateway Service must sit
 # next to the Istio gateway pods it selects, in istio-system.
 PINNED_OBJECTS = frozenset({("Service", "knative-local-gateway")})
-
-@dataclass
-class Rendered:
-    """One component's objects, split by how they are owned and ordered."""
-
-    crds: list[dict]
-    cluster_scoped: list[dict]  # non-CRD cluster-scoped objects, never owned
-    namespaced: list[dict]  # all in the install namespace, owned by the anchor
-    namespaces_dropped: list[str]  # Namespace objects of the release; we create our own
-    # Namespaced objects that must stay in another namespace (PINNED_OBJECTS): never
-    # owned by the anchor (cross-namespace owner), deleted by Pulumi like cluster objects.
-    external: list[dict] = field(default_factory=list)
-
 
 def anchor_name(kind: str, cr_name: str) -> str:
     """The operator's anchor name, e.g. knativeserving-knative-serving-root-owner."""

@@ -4,12 +4,25 @@ transforms, the plan and the Spoke component share."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from core.errors import TransformError
 
-if TYPE_CHECKING:
-    from knative.manifests import Rendered
+
+@dataclass
+class Rendered:
+    """One component's objects, split by how they are owned and ordered."""
+
+    crds: list[dict]
+    cluster_scoped: list[dict]  # non-CRD cluster-scoped objects, never owned
+    namespaced: list[dict]  # all in the install namespace, owned by the anchor
+    namespaces_dropped: list[str]  # Namespace objects of the release; we create our own
+    # Namespaced objects that must stay in another namespace (manifests.PINNED_OBJECTS):
+    # never owned by the anchor (cross-namespace owner), deleted by Pulumi like cluster
+    # objects.
+    external: list[dict] = field(default_factory=list)
+
 
 # Every object of an install carries this label with this value (access/ selects on it).
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
