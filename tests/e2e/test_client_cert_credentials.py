@@ -30,5 +30,7 @@ def test_preview_plans_the_spoke_through_a_client_certificate(lab: Lab, tmp_path
             stack.cleanup()
     assert res.ok, res.out
     assert changed_spokes(steps).get("cc") == {"create"}, res.out
-    assert "unreachable" not in res.out  # the provider reached the spoke, no offline preview
+    # Once for the program, then by the provider (client-go), which reached the spoke with it.
+    assert (tmp_path / "plugin" / "runs").read_text().count("run") >= 2
+    assert "unreachable" not in res.out
     assert "PRIVATE KEY" not in res.out

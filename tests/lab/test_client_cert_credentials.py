@@ -37,9 +37,12 @@ PROVIDER = "client-cert"
 SPOKE = "spoke-1"
 
 # Reads the client certificate and key of the kubeconfig in $CERT_KUBECONFIG (inline
-# data or files, as kubectl accepts them) and prints them as an ExecCredential.
+# data or files, as kubectl accepts them) and prints them as an ExecCredential; counts
+# its runs in the file $PLUGIN_RUNS names, if any.
 PLUGIN = '''
 import base64, json, os, pathlib, yaml
+if os.environ.get("PLUGIN_RUNS"):
+    open(os.environ["PLUGIN_RUNS"], "a").write("run\\n")
 path = pathlib.Path(os.environ["CERT_KUBECONFIG"])
 cfg = yaml.safe_load(path.read_text())
 context = next(c["context"] for c in cfg["contexts"] if c["name"] == cfg["current-context"])
@@ -70,9 +73,10 @@ def write_provider_file(directory: Path, cert_kubeconfig: Path) -> Path:
     plugin.write_text(f"#!{sys.executable}\n{PLUGIN}")
     plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
     path = directory / "providers.json"
+    env = {"CERT_KUBECONFIG": str(cert_kubeconfig), "PLUGIN_RUNS": str(directory / "runs")}
     path.write_text(json.dumps({"providers": [{"name": PROVIDER, "execConfig": {
         "apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
-        "env": [{"name": "CERT_KUBECONFIG", "value": str(cert_kubeconfig)}]}}]}))
+        "env": [{"name": k, "value": v} for k, v in env.items()]}}]}))
     return path
 
 
@@ -143,7 +147,7 @@ def resolve(lab: Lab, profile: CertProfile, namespaces: list[str],
 
 
 def test_client_certificate_resolves_and_reads_the_facts(
-    lab: Lab, cert_profile: CertProfile, marked_namespace: str
+    lab: Lab, cert_profile: CertProfile, marked_namespace: str, tmp_path: Path
 ) -> None:
     absent = f"cc-absent-{uuid.uuid4().hex[:6]}"
     resolved = resolve(lab, cert_profile, [marked_namespace, absent])
@@ -155,6 +159,7 @@ def test_client_certificate_resolves_and_reads_the_facts(
     assert resolved.facts.namespaces[marked_namespace]["app.kubernetes.io/managed-by"] == (
         "knative-fleet")
     assert resolved.facts.installed == {marked_namespace: "1.2.3"}
+    assert (tmp_path / "admin" / "runs").read_text() == "run\n"  # one credential for all
     assert "PRIVATE KEY" not in repr(resolved)
 
 
