@@ -1,5 +1,8 @@
 """Resolve fleet spokes through the Cluster Inventory API (ClusterProfile + exec plugin)."""
 
+from core.errors import ProfileError, ResolutionError
+from core.reasons import REMEDIATION, Reason
+
 from .connection import SpokeConnection, build_connection, check_ready, to_kubeconfig
 from .credential import PluginCredential
 from .exec_plugin import run_exec_plugin
@@ -13,7 +16,6 @@ from .provider_file import (
     ProviderFileError,
     load_provider_file,
 )
-from .reasons import REMEDIATION, ProfileError, Reason, ResolutionError
 from .resolve import ResolvedSpoke, resolve_spoke
 from .spoke_facts import SpokeFacts, read_spoke_facts, spoke_api_client
 

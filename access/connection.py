@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.errors import ProfileError
+from core.reasons import Reason
+
 from .provider_file import AccessProvider, ProviderFile
-from .reasons import ProfileError, Reason
 
 __all__ = [
     "ADDITIONAL_ARGS_EXTENSION",

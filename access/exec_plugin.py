@@ -14,9 +14,11 @@ import signal
 import subprocess
 from typing import Any
 
+from core.errors import ProfileError
+from core.reasons import Reason
+
 from .connection import SpokeConnection, cluster_info
 from .credential import PluginCredential
-from .reasons import ProfileError, Reason
 from .redact import redact
 
 STDERR_LIMIT = 2048

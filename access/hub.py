@@ -13,8 +13,10 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 from urllib3 import exceptions as u3
 
+from core.errors import ProfileError
+from core.reasons import Reason
+
 from .network import HUB, Failure
-from .reasons import ProfileError, Reason
 
 GROUP = "multicluster.x-k8s.io"
 VERSION = "v1alpha1"

@@ -19,10 +19,12 @@ from urllib.parse import urlsplit
 import urllib3
 from urllib3 import exceptions as u3
 
+from core.errors import ProfileError
+from core.reasons import Reason
+
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files
 from .network import SPOKE
-from .reasons import ProfileError, Reason
 
 
 def _fail(message: str) -> ProfileError:

@@ -15,13 +15,15 @@ from dataclasses import dataclass
 
 from kubernetes.client import ApiClient
 
+from core.errors import ProfileError, ResolutionError
+from core.reasons import Reason
+
 from .connection import SpokeConnection, build_connection, check_ready
 from .credential import PluginCredential
 from .exec_plugin import run_exec_plugin
 from .hub import read_cluster_profile
 from .probe import probe_spoke
 from .provider_file import ProviderFile
-from .reasons import ProfileError, Reason, ResolutionError
 from .redact import redact
 from .spoke_facts import SpokeFacts, read_spoke_facts
 

@@ -11,16 +11,13 @@
           ├── ReleaseError          a release cannot be resolved or read
           └── TransformError        an entry's spec does not fit the release
 
-`reason` is an `access.reasons.Reason`: the Knative Operator's condition reason for
+`reason` is a `core.reasons.Reason`: the Knative Operator's condition reason for
 the same failure, so users of both read the same word.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from access.reasons import Reason
+from core.reasons import REMEDIATION, Reason
 
 
 class FleetError(Exception):
@@ -71,8 +68,6 @@ class ResolutionError(FleetError):
         return (type(self), (self.spoke, self.reason, self.message))
 
     def __str__(self) -> str:
-        from access.reasons import REMEDIATION
-
         return (
             f"spoke {self.spoke!r}: {self.reason}: {self.message}. "
             f"Fix: {REMEDIATION[self.reason]}"

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import enum
 
-from core.errors import ProfileError, ResolutionError
-
-__all__ = ["REMEDIATION", "ProfileError", "Reason", "ResolutionError"]
-
 
 class Reason(enum.StrEnum):
     """Operator-compatible reason names for a spoke that cannot be resolved."""
