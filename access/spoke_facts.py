@@ -14,12 +14,10 @@ from dataclasses import dataclass
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE, VERSION_LABEL
+
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files
-
-MANAGED_BY = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE = "knative-fleet"
-VERSION_LABEL = "app.kubernetes.io/version"
 
 
 @contextlib.contextmanager
@@ -60,7 +58,7 @@ class SpokeFacts:
 def installed_version(apps: client.AppsV1Api, namespace: str) -> str | None:
     """The release version of this product's Deployments in `namespace` (the oldest,
     if an upgrade was interrupted half way), or None when it installed nothing there."""
-    selector = f"{MANAGED_BY}={MANAGED_BY_VALUE}"
+    selector = f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}"
     items = apps.list_namespaced_deployment(namespace, label_selector=selector,
                                             _request_timeout=10).items
     versions = {(d.metadata.labels or {}).get(VERSION_LABEL) for d in items}

@@ -17,8 +17,6 @@ from typing import Any
 from knative.objects import MANAGED_BY_LABEL
 
 CONTROLLER_FIELD_MANAGER = "clusterrole-aggregation-controller"
-# knative.objects.MANAGED_BY_LABEL under the name tests/support/watch.py imports.
-MANAGED_BY = MANAGED_BY_LABEL
 
 
 def is_aggregated(obj: Mapping[str, Any]) -> bool:

@@ -14,11 +14,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from core.errors import ReleaseError
-from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE, Rendered, group, pod_spec
+from knative.objects import (
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    VERSION_LABEL,
+    Rendered,
+    group,
+    pod_spec,
+)
 
 CR_NAME_LABEL = "operator.knative.dev/cr-name"
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
-VERSION_LABEL = "app.kubernetes.io/version"
 
 # Built-in kinds without a namespace; every other kind is namespaced unless a CRD in
 # the same render declares it cluster-scoped.

@@ -27,6 +27,8 @@ class Rendered:
 # Every object of an install carries this label with this value (access/ selects on it).
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "knative-fleet"
+# The release version a release object carries (access/ reads what runs on a spoke).
+VERSION_LABEL = "app.kubernetes.io/version"
 
 # Where each kind with a pod template keeps its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {

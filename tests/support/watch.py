@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, MANAGED_BY, is_aggregated
+from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, is_aggregated
+from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 
 @dataclass
@@ -113,7 +114,7 @@ def stale_aggregation_controller(api: client.ApiClient) -> Iterator[Recreations]
     def on_event(event: dict) -> None:
         obj = event["raw_object"]
         meta = obj["metadata"]
-        ours = (meta.get("labels") or {}).get(MANAGED_BY) == "knative-fleet"
+        ours = (meta.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
         if not (ours and is_aggregated(obj)):
             return
         if event["type"] in ("ADDED", "MODIFIED"):
