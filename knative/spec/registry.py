@@ -3,11 +3,15 @@
 Image overrides and pull secrets for air-gapped or mirrored fleets, as a validated model
 and a transform over the rendered release objects.
 
-Lookup order per image, as the operator's ImageTransform does it:
-`override["<workload>/<container>"]`, then `override["<container>"]`, then `default`
-with `${NAME}` replaced by the container name. Caching `Image` objects use their own
-name (`override["queue-proxy"]`); env vars use their own name (`override["APISERVER_RA_IMAGE"]`)
-and never the default, since most env vars are not images.
+Lookup order per container, as the operator's ImageTransform does it:
+`override["<workload>/<container>"]`, then `override["<container>"]`, then `default` with
+`${NAME}` replaced by the image's name: the last path element of the release image,
+without tag or digest (the operator's getImageName; `.../eventing/cmd/webhook@sha256:..`
+gives `webhook`), or the container name when the image has no `/`. Caching `Image`
+objects are keyed by their own name (`override["queue-proxy"]`, the operator's
+updateCachingImage) and get the default the same way (`.../serving/cmd/queue@sha256:..`
+gives `queue`). Env vars are keyed by their own name (`override["APISERVER_RA_IMAGE"]`)
+and never get the default, since most env vars are not images.
 """
 
 from __future__ import annotations
@@ -55,8 +59,9 @@ class Registry(Strict):
         # Without ${NAME} every container would get the same image.
         if value is not None and NAME_VARIABLE not in value:
             raise ValueError(
-                f"default must contain {NAME_VARIABLE} (replaced by each container's name), "
-                f"e.g. 'registry.example.com/knative/{NAME_VARIABLE}:v1.23.0'; got {value!r}")
+                f"default must contain {NAME_VARIABLE} (replaced by the name of each release "
+                f"image, e.g. 'webhook' for '.../eventing/cmd/webhook@sha256:...'), e.g. "
+                f"'registry.example.com/knative/{NAME_VARIABLE}:v1.23.0'; got {value!r}")
         return value
 
     @field_validator("override")
@@ -73,6 +78,16 @@ class Registry(Strict):
         return value
 
 
+def image_name(image: str) -> str | None:
+    """The operator's getImageName: the last path element of an image reference without
+    its tag or digest (`gcr.io/knative-releases/knative.dev/serving/cmd/queue@sha256:..`
+    -> `queue`); None for an image without `/`, which then goes by its container name."""
+    if "/" not in image:
+        return None
+    last = image.rsplit("/", 1)[1]
+    return last.split("@", 1)[0].split(":", 1)[0]
+
+
 def _pod_spec(obj: Mapping) -> dict | None:
     """The pod spec of an object of IMAGE_KINDS, or None."""
     return pod_spec(obj) if obj.get("kind") in IMAGE_KINDS else None
@@ -87,19 +102,21 @@ class _Lookup:
         # "<workload>/<container>" keys, split once.
         self.scoped = {k: tuple(k.split("/", 1)) for k in registry.override if "/" in k}
 
-    def for_container(self, container: str, workload: str, kind: str) -> str | None:
+    def for_container(self, container: dict, workload: str, kind: str) -> str | None:
         for key, (parent, name) in self.scoped.items():
-            if name == container and workload_matches(parent, workload, kind):
+            if name == container["name"] and workload_matches(parent, workload, kind):
                 self.used.add(key)
                 return self.registry.override[key]
-        return self.for_name(container, use_default=True)
+        return self.for_name(container["name"], image=container.get("image") or "")
 
-    def for_name(self, name: str, *, use_default: bool) -> str | None:
+    def for_name(self, name: str, *, image: str | None) -> str | None:
+        """override[name]; else, unless image is None (env vars), the default filled in
+        with the image's name, or with `name` when the image has no `/`."""
         if name in self.registry.override:
             self.used.add(name)
             return self.registry.override[name]
-        if use_default and self.registry.default:
-            return self.registry.default.replace(NAME_VARIABLE, name)
+        if image is not None and self.registry.default:
+            return self.registry.default.replace(NAME_VARIABLE, image_name(image) or name)
         return None
 
 
@@ -115,11 +132,11 @@ def _add_pull_secrets(secrets: list | None, wanted: list[dict]) -> list:
 def _rewrite_pod_spec(spec: dict, workload: str, kind: str, lookup: _Lookup,
                       secrets: list[dict]) -> None:
     for container in all_containers(spec):
-        image = lookup.for_container(container["name"], workload, kind)
+        image = lookup.for_container(container, workload, kind)
         if image:
             container["image"] = image
         for env in container.get("env") or []:
-            image = lookup.for_name(env["name"], use_default=False)
+            image = lookup.for_name(env["name"], image=None)
             if image:
                 # A value and a valueFrom together are invalid; the override is the value.
                 env.pop("valueFrom", None)
@@ -148,7 +165,9 @@ def _known_keys(rendered: Rendered) -> list[str]:
 
 def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """Rewrites images of every workload container and init container (Deployments,
-    StatefulSets, DaemonSets, Jobs, CronJobs), of caching `Image` objects, of env vars the
+    StatefulSets, DaemonSets, Jobs, CronJobs; the operator skips init containers and
+    CronJobs, which would leave a mirrored fleet pulling those from upstream), of caching
+    `Image` objects, of env vars the
     override names, and Serving's `config-deployment` `queue-sidecar-image` (the image
     Knative injects as the queue-proxy sidecar, which the operator only sets on the
     caching Image; see knative/operator#2313); adds `imagePullSecrets` to every pod spec
@@ -167,7 +186,8 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
             _rewrite_pod_spec(spec, obj["metadata"]["name"], kind, lookup, secrets)
         elif kind == "Image" and obj.get("apiVersion") == CACHING_IMAGE_API_VERSION:
             image_spec = obj.setdefault("spec", {})
-            image = lookup.for_name(obj["metadata"]["name"], use_default=True)
+            image = lookup.for_name(obj["metadata"]["name"],
+                                    image=image_spec.get("image") or "")
             if image:
                 image_spec["image"] = image
             if secrets:
@@ -176,7 +196,8 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
         elif kind == "ConfigMap" and obj["metadata"]["name"] == CONFIG_DEPLOYMENT:
             data = obj.get("data") or {}
             if QUEUE_SIDECAR_IMAGE_KEY in data:
-                image = lookup.for_name(QUEUE_PROXY, use_default=True)
+                # Keyed like the queue-proxy caching Image, named like its image.
+                image = lookup.for_name(QUEUE_PROXY, image=data[QUEUE_SIDECAR_IMAGE_KEY] or "")
                 if image:
                     data[QUEUE_SIDECAR_IMAGE_KEY] = image
     unused = sorted(set(registry.override) - lookup.used)

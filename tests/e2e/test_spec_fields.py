@@ -99,6 +99,9 @@ def test_serving_config_registry_and_additional_manifests(world: dict) -> None:
     assert container(autoscaler, "autoscaler").image == \
         "registry.example.com/knative/autoscaler:v1.23.0"
     assert [s.name for s in autoscaler.spec.template.spec.image_pull_secrets] == ["regcred"]
+    # ${NAME} is the release image's name (.../net-kourier/cmd/kourier), not the container's.
+    assert container(deployment(api, SERVING, "net-kourier-controller"), "controller").image \
+        == "registry.example.com/knative/kourier:v1.23.0"
     image = client.CustomObjectsApi(api).get_namespaced_custom_object(
         "caching.internal.knative.dev", "v1alpha1", SERVING, "images", "queue-proxy")
     assert image["spec"]["image"] == "registry.example.com/knative/queue-proxy:pinned"

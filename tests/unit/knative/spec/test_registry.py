@@ -37,23 +37,84 @@ def workloads(rendered: Rendered) -> list[dict]:
 # ---------------------------------------------------------------------------- default
 
 
-def test_default_rewrites_every_container_by_its_name() -> None:
+def mirrored(name: str) -> str:
+    """DEFAULT with ${NAME} filled in."""
+    return DEFAULT.replace("${NAME}", name)
+
+
+# (kind, workload, container) -> the name the operator's getImageName takes from the
+# release image: its last path element without tag or digest, not the container name.
+SERVING_NAMES = {
+    ("Deployment", "activator", "activator"): "activator",
+    ("Deployment", "controller", "controller"): "controller",
+    ("Deployment", "autoscaler-hpa", "autoscaler-hpa"): "autoscaler-hpa",
+    ("Deployment", "net-kourier-controller", "controller"): "kourier",  # .../cmd/kourier
+    ("Deployment", "3scale-kourier-gateway", "kourier-gateway"): "envoy",  # envoy:v1.37-…
+    ("Job", "storage-version-migration-serving-serving-1.23.0", "migrate"): "migrate",
+    ("Job", "cleanup-serving-serving-1.23.0", "cleanup"): "cleanup",
+}
+EVENTING_NAMES = {
+    ("Deployment", "eventing-webhook", "eventing-webhook"): "webhook",  # .../cmd/webhook
+    ("Deployment", "eventing-controller", "eventing-controller"): "controller",
+    ("Deployment", "pingsource-mt-adapter", "dispatcher"): "mtping",
+    ("Deployment", "imc-controller", "controller"): "channel_controller",
+    ("Deployment", "imc-dispatcher", "dispatcher"): "channel_dispatcher",
+    ("Deployment", "mt-broker-ingress", "ingress"): "ingress",
+    ("Deployment", "mt-broker-filter", "filter"): "filter",
+    ("Deployment", "mt-broker-controller", "mt-broker-controller"): "mtchannel_broker",
+    ("Deployment", "job-sink", "job-sink"): "jobsink",
+    ("StatefulSet", "request-reply", "request-reply"): "requestreply",
+}
+
+
+@pytest.mark.parametrize("rendered, names", [(serving, SERVING_NAMES),
+                                             (eventing, EVENTING_NAMES)])
+def test_default_names_each_container_by_its_release_image(
+        rendered: object, names: dict[tuple[str, str, str], str]) -> None:
+    base = rendered()  # type: ignore[operator]
+    for (kind, workload, name), image in names.items():
+        assert f"/{image}" in container(base, kind, workload, name)["image"]
+    out = apply_registry(base, Registry(default=DEFAULT))
+    for (kind, workload, name), image in names.items():
+        assert container(out, kind, workload, name)["image"] == mirrored(image), workload
+
+
+def test_default_rewrites_every_container() -> None:
     out = apply_registry(serving(), Registry(default=DEFAULT))
     assert workloads(out)
     for obj in workloads(out):
         for c in pod_spec(obj)["containers"]:
-            assert c["image"] == f"registry.example.com/knative/{c['name']}:v1.23.0"
-    assert (container(out, "Deployment", "3scale-kourier-gateway", "kourier-gateway")["image"]
-            == "registry.example.com/knative/kourier-gateway:v1.23.0")
-    assert (container(out, "Job", "storage-version-migration-serving-serving-1.23.0",
-                      "migrate")["image"] == "registry.example.com/knative/migrate:v1.23.0")
+            assert c["image"].startswith("registry.example.com/knative/"), c["name"]
+            assert c["image"].endswith(":v1.23.0") and "@" not in c["image"]
+
+
+def test_image_name_is_the_operators_get_image_name() -> None:
+    assert registry_key.image_name(
+        "gcr.io/knative-releases/knative.dev/eventing/cmd/webhook@sha256:0123abcd") == "webhook"
+    assert registry_key.image_name("docker.io/envoyproxy/envoy:v1.37-latest") == "envoy"
+    assert registry_key.image_name("registry:5000/team/app:1@sha256:ab") == "app"
+    assert registry_key.image_name("registry:5000/team/app") == "app"
+    assert registry_key.image_name("ko://knative.dev/serving/cmd/queue") == "queue"
+    assert registry_key.image_name("busybox:1.36") is None
+    assert registry_key.image_name("") is None
+
+
+def test_an_image_without_a_slash_goes_by_its_container_name() -> None:
+    base = serving()
+    container(base, "Deployment", "activator", "activator")["image"] = "activator-local:dev"
+    out = apply_registry(base, Registry(default=DEFAULT))
+    assert container(out, "Deployment", "activator", "activator")["image"] == \
+        mirrored("activator")
 
 
 def test_default_rewrites_the_caching_image_and_the_queue_sidecar_image() -> None:
-    out = apply_registry(serving(), Registry(default=DEFAULT))
-    expected = "registry.example.com/knative/queue-proxy:v1.23.0"
-    assert find(out, "Image", "queue-proxy")["spec"]["image"] == expected
-    assert find(out, "ConfigMap", "config-deployment")["data"]["queue-sidecar-image"] == expected
+    base = serving()
+    assert "/serving/cmd/queue@sha256:" in find(base, "Image", "queue-proxy")["spec"]["image"]
+    out = apply_registry(base, Registry(default=DEFAULT))
+    # The caching Image is named queue-proxy; its image, .../serving/cmd/queue, says queue.
+    assert find(out, "Image", "queue-proxy")["spec"]["image"] == mirrored("queue")
+    assert find(out, "ConfigMap", "config-deployment")["data"]["queue-sidecar-image"] == \
+        mirrored("queue")
 
 
 def test_default_leaves_env_var_images_alone() -> None:
@@ -61,13 +122,7 @@ def test_default_leaves_env_var_images_alone() -> None:
     out = apply_registry(eventing(), Registry(default=DEFAULT))
     after = container(out, "Deployment", "imc-controller", "controller")
     assert env(after, "DISPATCHER_IMAGE") == env(before, "DISPATCHER_IMAGE")
-    assert after["image"] == "registry.example.com/knative/controller:v1.23.0"
-
-
-def test_default_covers_statefulsets() -> None:
-    out = apply_registry(eventing(), Registry(default=DEFAULT))
-    assert (container(out, "StatefulSet", "request-reply", "request-reply")["image"]
-            == "registry.example.com/knative/request-reply:v1.23.0")
+    assert after["image"] == mirrored("channel_controller")
 
 
 # ---------------------------------------------------------------------------- override
@@ -79,6 +134,21 @@ def test_override_by_container_name_beats_default() -> None:
     assert container(out, "Deployment", "activator", "activator")["image"] == "mirror/activator:1"
     assert (container(out, "Deployment", "webhook", "webhook")["image"]
             == "registry.example.com/knative/webhook:v1.23.0")
+
+
+def test_override_keys_stay_container_names_when_the_image_name_differs() -> None:
+    # The operator keys overrides by container (and workload/container), never by the
+    # image's name: `mtping` is only what the default fills in.
+    out = apply_registry(eventing(), Registry(default=DEFAULT, override={
+        "pingsource-mt-adapter/dispatcher": "mirror/ping:1", "ingress": "mirror/in:1"}))
+    assert container(out, "Deployment", "pingsource-mt-adapter", "dispatcher")["image"] == \
+        "mirror/ping:1"
+    assert container(out, "Deployment", "imc-dispatcher", "dispatcher")["image"] == \
+        mirrored("channel_dispatcher")
+    assert container(out, "Deployment", "mt-broker-ingress", "ingress")["image"] == \
+        "mirror/in:1"
+    with pytest.raises(TransformError, match="'mtping'"):
+        apply_registry(eventing(), Registry(override={"mtping": "mirror/ping:1"}))
 
 
 def test_workload_scoped_override_beats_container_name() -> None:
@@ -154,12 +224,12 @@ def test_init_containers_daemonsets_and_cronjobs_are_rewritten() -> None:
     out = apply_registry(base, Registry(default=DEFAULT, override={"node-agent/agent": "m/a:2"},
                                         imagePullSecrets=[{"name": "pull"}]))
     controller = pod_spec(find(out, "Deployment", "controller"))
-    assert controller["initContainers"][0]["image"] == "registry.example.com/knative/setup:v1.23.0"
+    assert controller["initContainers"][0]["image"] == mirrored("setup")
     daemon = pod_spec(find(out, "DaemonSet", "node-agent"))
     assert daemon["containers"][0]["image"] == "m/a:2"
     assert daemon["imagePullSecrets"] == [{"name": "pull"}]
     cron = pod_spec(find(out, "CronJob", "gc"))
-    assert cron["containers"][0]["image"] == "registry.example.com/knative/gc:v1.23.0"
+    assert cron["containers"][0]["image"] == mirrored("gc")
     assert cron["imagePullSecrets"] == [{"name": "pull"}]
 
 
@@ -234,3 +304,10 @@ def test_model_refuses_bad_input(raw: dict, fragment: str) -> None:
     with pytest.raises(ValidationError) as err:
         Registry.model_validate(raw)
     assert fragment in str(err.value)
+
+
+def test_default_without_name_says_what_name_becomes() -> None:
+    with pytest.raises(ValidationError) as err:
+        Registry.model_validate({"default": "registry.example.com/knative/all:v1"})
+    assert "name of each release image" in str(err.value)
+    assert "'webhook' for '.../eventing/cmd/webhook@sha256:...'" in str(err.value)
