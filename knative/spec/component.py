@@ -5,7 +5,7 @@ the key."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from core.strict import Strict
 from knative.spec.config import ConfigData
@@ -28,8 +28,12 @@ class ComponentSpec(Strict):
     """The keys Serving and Eventing share."""
 
     version: Version = "1.23"
-    namespace_configuration: NamespaceConfiguration = Field(
-        default_factory=NamespaceConfiguration, alias="namespaceConfiguration")
+    # The operator's key is `namespace` (Go field NamespaceConfiguration, JSON name
+    # "namespace"); `namespaceConfiguration` is what stacks written before said, kept
+    # working as a deprecated spelling. Read both through namespace_settings().
+    namespace_configuration: NamespaceConfiguration | None = Field(None, alias="namespace")
+    deprecated_namespace_configuration: NamespaceConfiguration | None = Field(
+        None, alias="namespaceConfiguration")
     delete_crds_on_destroy: bool = Field(False, alias="deleteCrdsOnDestroy")
     allow_minor_skip: bool = Field(False, alias="allowMinorSkip")
     config: ConfigData = {}
@@ -43,6 +47,25 @@ class ComponentSpec(Strict):
     services: list[ServiceOverride] = []
     pod_disruption_budgets: list[PodDisruptionBudgetOverride] = Field(
         [], alias="podDisruptionBudgets")
+
+    @field_validator("deprecated_namespace_configuration")
+    @classmethod
+    def not_both_namespace_spellings(
+            cls, value: NamespaceConfiguration | None,
+            info: ValidationInfo) -> NamespaceConfiguration | None:
+        # Two places for the same labels: which one wins would be a guess.
+        if value is not None and info.data.get("namespace_configuration") is not None:
+            raise ValueError(
+                "`namespace` is given as well; `namespaceConfiguration` is the deprecated "
+                "spelling of the operator's `namespace`: move its labels and annotations "
+                "under `namespace` and remove `namespaceConfiguration`")
+        return value
+
+    def namespace_settings(self) -> NamespaceConfiguration:
+        """The install namespace's labels and annotations, from `namespace` or its
+        deprecated spelling `namespaceConfiguration` (never both)."""
+        return (self.namespace_configuration or self.deprecated_namespace_configuration
+                or NamespaceConfiguration())
 
 
 class ServingSpec(ComponentSpec):

@@ -1,5 +1,8 @@
-"""spec.namespaceConfiguration: the operator's NamespaceConfigurationTransform
-(pkg/reconciler/common/namespace.go).
+"""spec.namespace: the operator's NamespaceConfigurationTransform
+(pkg/reconciler/common/namespace.go), fed by CommonSpec.NamespaceConfiguration, whose
+JSON key is `namespace` (pkg/apis/operator/base/common.go). `namespaceConfiguration`,
+the key stacks written before used, is still accepted as a deprecated spelling; an entry
+with both is refused (ComponentSpec.not_both_namespace_spellings).
 
 Render drops the release's Namespace objects; the install namespace is this object,
 created with the entry's labels and annotations, and only when knative-fleet creates the
@@ -18,6 +21,8 @@ if TYPE_CHECKING:
 
 
 class NamespaceConfiguration(Strict):
+    """`namespace`: labels and annotations of the install namespace."""
+
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
 
@@ -30,9 +35,10 @@ def namespace_is_ours(labels: dict[str, str] | None) -> bool:
 
 def namespace_object(name: str, spec: ComponentSpec) -> dict:
     """The install namespace with the entry's labels and annotations (and ours)."""
-    labels = dict(spec.namespace_configuration.labels)
+    settings = spec.namespace_settings()
+    labels = dict(settings.labels)
     labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
     metadata: dict = {"name": name, "labels": labels}
-    if spec.namespace_configuration.annotations:
-        metadata["annotations"] = dict(spec.namespace_configuration.annotations)
+    if settings.annotations:
+        metadata["annotations"] = dict(settings.annotations)
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}

@@ -154,6 +154,8 @@ def test_serving_services_pdbs_ingress_and_certs(world: dict) -> None:
 
 def test_eventing_fields(world: dict) -> None:
     api = world["s2"]
+    # spec.namespace (the operator's key): the namespace knative-fleet created has the label.
+    assert client.CoreV1Api(api).read_namespace(EVENTING).metadata.labels["team"] == "platform"
     assert configmap(api, EVENTING, "config-logging")["loglevel.controller"] == "debug"
     broker = yaml.safe_load(configmap(api, EVENTING, "config-br-defaults")["default-br-config"])
     assert broker["clusterDefault"]["brokerClass"] == "Kafka"
