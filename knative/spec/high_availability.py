@@ -1,8 +1,15 @@
 """spec.high-availability: the operator's HighAvailabilityTransform (pkg/reconciler/common/ha.go).
 
 `replicas` for every control-plane Deployment that no autoscaler scales (the operator's
-hpa.go says which are), and the floor of the release's HPAs. Workloads whose `workloads`
-entry sets replicas keep theirs.
+hpa.go says which are), and the floor of the release's HPAs (hpa.go hpaTransform, which
+`workloads` uses too: it only ever raises minReplicas).
+
+Like the operator, an object is left to `workloads` when a `workloads` entry with
+`replicas` carries the object's own name: that Deployment, and an HPA named like it
+(`activator`). An HPA named otherwise (Eventing's `broker-ingress-hpa` for
+`mt-broker-ingress`) still gets the HA floor here, and the entry's replicas, applied after
+(workload_override.go), can only raise it further: HA 3 with `mt-broker-ingress` replicas 2
+gives that HPA 3..12, as the operator does.
 """
 
 from __future__ import annotations
@@ -50,9 +57,10 @@ def hpa_by_target(rendered: Rendered) -> dict[str, list[dict]]:
     return out
 
 
-def _raise_hpa_floor(hpa: dict, replicas: int) -> None:
-    """The operator's HA hpaTransform: minReplicas up to replicas, maxReplicas up by the
-    same amount (so it stays above min); an HPA that already has more keeps its values."""
+def raise_hpa_floor(hpa: dict, replicas: int) -> None:
+    """The operator's hpaTransform (hpa.go), for HA and `workloads` alike: minReplicas up
+    to replicas, maxReplicas up by the same amount (so it stays above min); an HPA that
+    already has as many keeps its values."""
     spec = hpa.setdefault("spec", {})
     current = int(spec.get("minReplicas", 1))
     if current >= replicas:
@@ -65,8 +73,9 @@ def _raise_hpa_floor(hpa: dict, replicas: int) -> None:
 def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """`replicas` on every Deployment that no autoscaler scales (HPA-scaled ones and
     pingsource-mt-adapter keep theirs), and every release HPA's minReplicas raised to at
-    least `replicas` (maxReplicas raised by the same amount). Workloads whose `workloads`
-    entry sets replicas are left to that entry, as the operator does."""
+    least `replicas` (maxReplicas raised by the same amount). A Deployment or HPA whose
+    own name a `workloads` entry with replicas names is left to that entry, as the
+    operator does (it compares names, not the HPA's scaleTargetRef)."""
     ha = spec.high_availability
     if ha is None:
         return rendered
@@ -80,8 +89,6 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
             continue
         obj.setdefault("spec", {})["replicas"] = replicas
     for hpa in of_kind(rendered, "HorizontalPodAutoscaler"):
-        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
-        if hpa["metadata"]["name"] in pinned or target in pinned:
-            continue
-        _raise_hpa_floor(hpa, replicas)
+        if hpa["metadata"]["name"] not in pinned:
+            raise_hpa_floor(hpa, replicas)
     return rendered

@@ -5,6 +5,11 @@ annotations, scheduling fields, resources, env (env_override.go) and probe timin
 (probe_override.go). Unlike the operator, which skips what it cannot match, a name the
 release does not have is a `TransformError` that lists the known names: a typo must not
 silently leave a spoke unconfigured.
+
+`replicas` of an HPA-scaled workload raises its HPA's floor (the operator's hpaTransform,
+never lowering it) instead of the workload's replicas. The HPA is the one whose
+scaleTargetRef names the workload; for the release HPAs that is the HPA the operator's
+getHPAName (hpa.go) names (`mt-broker-ingress` -> `broker-ingress-hpa`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,12 @@ from knative.objects import (
     upsert_by_name,
     workload_matches,
 )
-from knative.spec.high_availability import CUSTOM_AUTOSCALED, REPLICATED_KINDS, hpa_by_target
+from knative.spec.high_availability import (
+    CUSTOM_AUTOSCALED,
+    REPLICATED_KINDS,
+    hpa_by_target,
+    raise_hpa_floor,
+)
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -183,16 +193,6 @@ def refuse_reserved_labels(value: dict[str, str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _set_hpa_floor(hpa: dict, replicas: int) -> None:
-    """The operator's workload-override hpaTransform: minReplicas set to replicas (up or
-    down), maxReplicas moved by the same amount so their spread stays."""
-    spec = hpa.setdefault("spec", {})
-    current = int(spec.get("minReplicas", 1))
-    spec["minReplicas"] = replicas
-    if "maxReplicas" in spec:
-        spec["maxReplicas"] = max(int(spec["maxReplicas"]) + (replicas - current), replicas, 1)
-
-
 def _containers(spec: dict) -> dict[str, dict]:
     return {c["name"]: c for c in spec.get("containers") or []}
 
@@ -275,10 +275,11 @@ def _override_one(obj: dict, override: WorkloadOverride, hpas: Mapping[str, list
                 f"workloads {name!r} sets replicas 0, but an HPA scales it and HPAs cannot "
                 f"go below 1 replica; use replicas >= 1")
         if name in hpas:
-            # The operator leaves an autoscaled workload's replicas to its HPA and sets
-            # the HPA's floor instead.
+            # The operator leaves an autoscaled workload's replicas to its HPA and raises
+            # the HPA's floor instead (never lowers it: a floor high-availability set on
+            # an HPA named unlike its workload stays).
             for hpa in hpas[name]:
-                _set_hpa_floor(hpa, override.replicas)
+                raise_hpa_floor(hpa, override.replicas)
         else:
             obj["spec"]["replicas"] = override.replicas
 

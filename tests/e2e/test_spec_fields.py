@@ -169,6 +169,11 @@ def test_eventing_fields(world: dict) -> None:
         "github-controller-manager", EVENTING)
     assert [s.name for s in github.spec.template.spec.image_pull_secrets] == ["regcred"]
     assert deployment(api, EVENTING, "eventing-controller").spec.replicas == 2
+    # HA 2 reaches broker-ingress-hpa (named unlike mt-broker-ingress); the workload's
+    # replicas 1 cannot lower it, as in the operator.
+    broker = client.AutoscalingV2Api(api).read_namespaced_horizontal_pod_autoscaler(
+        "broker-ingress-hpa", EVENTING)
+    assert (broker.spec.min_replicas, broker.spec.max_replicas) == (2, 11)
     assert deployment(api, EVENTING, "eventing-controller").spec.template.metadata.annotations[
         "fleet.example.com/owner"] == "platform"
     pdb = client.PolicyV1Api(api).read_namespaced_pod_disruption_budget(

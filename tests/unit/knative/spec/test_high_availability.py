@@ -10,9 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from knative.manifests import Rendered
-from knative.spec import high_availability
+from knative.spec import TRANSFORMS, high_availability
 from knative.spec import workloads as workloads_key
-from knative.spec.component import ComponentSpec
+from knative.spec.component import ComponentSpec, EventingSpec
 from knative.spec.high_availability import HighAvailability
 from knative.spec.workloads import WorkloadOverride
 from tests.support.releases import eventing, find, replicas, serving
@@ -78,6 +78,40 @@ def test_ha_then_overrides_lets_the_override_win() -> None:
                          workloads=[workload(name="controller", replicas=1)])
     out = workloads_key.transform(high_availability.transform(serving(), spec), spec)
     assert replicas(out, "controller") == 1
+
+
+def customized_eventing(**raw: Any) -> Rendered:
+    """The 1.23 Eventing release with every transform of the index applied to `raw`."""
+    spec = EventingSpec.model_validate(raw)
+    out = eventing()
+    for transform in TRANSFORMS:
+        out = transform(out, spec)
+    return out
+
+
+def test_ha_floor_stays_on_an_hpa_named_unlike_its_workload() -> None:
+    # The operator's numbers: HighAvailabilityTransform skips only objects named like the
+    # workloads entry, so broker-ingress-hpa gets HA's 3 (max 10 + 2); the entry's 2,
+    # applied after, only ever raises. The Deployment's replicas stay with the HPA.
+    out = customized_eventing(**{"high-availability": {"replicas": 3},
+                                 "workloads": [{"name": "mt-broker-ingress", "replicas": 2}]})
+    assert hpa(out, "broker-ingress-hpa") == (3, 12)
+    assert replicas(out, "mt-broker-ingress") is None
+    assert hpa(out, "broker-filter-hpa") == (3, 12)
+    assert replicas(out, "eventing-controller") == 3
+
+
+def test_a_workloads_entry_above_ha_raises_the_differently_named_hpa_further() -> None:
+    out = customized_eventing(**{"high-availability": {"replicas": 3},
+                                 "workloads": [{"name": "mt-broker-ingress", "replicas": 5}]})
+    assert hpa(out, "broker-ingress-hpa") == (5, 14)
+
+
+def test_a_workloads_entry_wins_over_ha_on_an_hpa_named_like_its_workload() -> None:
+    out = customized_eventing(**{"high-availability": {"replicas": 3},
+                                 "workloads": [{"name": "eventing-webhook", "replicas": 2}]})
+    assert hpa(out, "eventing-webhook") == (2, 6)
+    assert hpa(out, "broker-ingress-hpa") == (3, 12)
 
 
 def test_ha_none_changes_nothing() -> None:

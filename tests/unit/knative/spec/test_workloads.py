@@ -55,6 +55,14 @@ def test_replicas_of_an_hpa_scaled_deployment_go_to_its_hpa() -> None:
     assert hpa(out, "broker-filter-hpa") == (1, 10)
 
 
+def test_replicas_of_an_hpa_scaled_deployment_never_lower_its_hpa() -> None:
+    # The operator's hpaTransform: an HPA that already has as many keeps its range.
+    base = eventing()
+    find(base, "HorizontalPodAutoscaler", "broker-ingress-hpa")["spec"]["minReplicas"] = 4
+    out = apply_workload_overrides(base, [workload(name="mt-broker-ingress", replicas=2)])
+    assert hpa(out, "broker-ingress-hpa") == (4, 10)
+
+
 def test_replicas_zero_on_hpa_scaled_deployment_is_refused() -> None:
     with pytest.raises(TransformError, match="activator.*HPA"):
         apply_workload_overrides(serving(), [workload(name="activator", replicas=0)])
