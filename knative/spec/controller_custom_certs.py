@@ -4,6 +4,13 @@
 A ConfigMap or Secret of CA certs the Serving controller trusts when it resolves image
 digests (registries with self-signed certs). Serving only: a spec without the key is left
 alone.
+
+The operator runs CustomCertsTransform among KnativeServing's extra transformers, which
+come after the common ones (pkg/reconciler/knativeserving/knativeserving.go `transform`,
+pkg/reconciler/common/transformers.go), so after OverridesTransform; and it appends
+SSL_CERT_DIR to the first container's env. Here too it runs after `workloads`
+(knative.spec.TRANSFORMS) and SSL_CERT_DIR comes last: release env, then the `workloads`
+env (merged in place or appended), then SSL_CERT_DIR.
 """
 
 from __future__ import annotations
@@ -50,9 +57,12 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """The custom certs on the Serving `controller` Deployment.
 
     Adds volume `custom-certs-<name>` (the ConfigMap or Secret), mounts it at
-    /custom-certs in the first container and sets SSL_CERT_DIR=/custom-certs there, so
-    the controller trusts registries signed by those CAs. Entries of the same name are
-    replaced rather than duplicated, so applying it twice changes nothing.
+    /custom-certs in the first container and appends SSL_CERT_DIR=/custom-certs to its
+    env, so the controller trusts registries signed by those CAs. Volume and mount of the
+    same name are replaced rather than duplicated; an SSL_CERT_DIR already there (from
+    `workloads`) is dropped before ours is appended: the operator appends a second one,
+    and the last of two wins in Kubernetes, so the effective env and its order are the
+    operator's without the shadowed duplicate. Applying it twice changes nothing.
     """
     certs: ControllerCustomCerts | None = getattr(spec, "controller_custom_certs", None)
     if certs is None:
@@ -73,7 +83,8 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     upsert_by_name(pod, "volumes", {"name": volume_name, **source})
     upsert_by_name(containers[0], "volumeMounts",
                    {"name": volume_name, "mountPath": CUSTOM_CERTS_MOUNT_PATH})
-    upsert_by_name(containers[0], "env",
-                   {"name": CUSTOM_CERTS_ENV, "value": CUSTOM_CERTS_MOUNT_PATH})
+    first = containers[0]
+    first["env"] = [*(e for e in first.get("env") or [] if e.get("name") != CUSTOM_CERTS_ENV),
+                    {"name": CUSTOM_CERTS_ENV, "value": CUSTOM_CERTS_MOUNT_PATH}]
     return rendered
 

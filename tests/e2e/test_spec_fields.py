@@ -150,6 +150,9 @@ def test_serving_services_pdbs_ingress_and_certs(world: dict) -> None:
     assert volumes["custom-certs-corp-ca"].secret.secret_name == "corp-ca"
     env = {e.name: e.value for e in container(controller, "controller").env}
     assert env["SSL_CERT_DIR"] == "/custom-certs"
+    # The operator's order: the workload's env, then SSL_CERT_DIR appended last.
+    assert [e.name for e in container(controller, "controller").env][-2:] == [
+        "FLEET_REGION", "SSL_CERT_DIR"]
 
 
 def test_eventing_fields(world: dict) -> None:

@@ -17,12 +17,14 @@ def _modules() -> list[str]:
 def test_the_order_is_pinned() -> None:
     # The order is behaviour: registry before config, so that an explicit
     # config-deployment key wins over the registry's queue-proxy image; high-availability
-    # before workloads, so that a workload's own replicas win over HA's. The rest keeps
-    # the order the plan has always applied them in; changing it changes what spokes get.
+    # before workloads, so that a workload's own replicas win over HA's; workloads before
+    # controller_custom_certs, so that SSL_CERT_DIR follows the workload's env as in the
+    # operator. The rest keeps the order the plan has always applied them in; changing
+    # it changes what spokes get.
     assert _modules() == [
-        "registry", "config", "ingress", "controller_custom_certs", "default_broker_class",
-        "sink_binding_selection_mode", "high_availability", "workloads", "services",
-        "pod_disruption_budgets"]
+        "registry", "config", "ingress", "default_broker_class",
+        "sink_binding_selection_mode", "high_availability", "workloads",
+        "controller_custom_certs", "services", "pod_disruption_budgets"]
 
 
 def test_every_transform_has_the_one_signature() -> None:
@@ -50,3 +52,53 @@ def test_high_availability_before_workloads_lets_a_workloads_replicas_win() -> N
         out = transform(out, spec)
     assert find(out, "Deployment", "controller")["spec"]["replicas"] == 1
     assert find(out, "Deployment", "autoscaler")["spec"]["replicas"] == 3
+
+
+CONTROLLER_RELEASE_ENV = [
+    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+    {"name": "SYSTEM_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+    {"name": "CONFIG_LOGGING_NAME", "value": "config-logging"},
+    {"name": "CONFIG_OBSERVABILITY_NAME", "value": "config-observability"},
+]
+
+
+def controller_env(raw: dict) -> list[dict]:
+    """The Serving controller container's env with every transform applied to `raw`."""
+    spec = ServingSpec.model_validate(raw)
+    out = serving()
+    for transform in TRANSFORMS:
+        out = transform(out, spec)
+    return find(out, "Deployment", "controller")["spec"]["template"]["spec"][
+        "containers"][0]["env"]
+
+
+def test_workloads_before_custom_certs_puts_ssl_cert_dir_last_as_the_operator() -> None:
+    # Operator: OverridesTransform merges the workload env (a known name in place, a new
+    # one appended), then CustomCertsTransform appends SSL_CERT_DIR.
+    assert controller_env({}) == CONTROLLER_RELEASE_ENV
+    env = controller_env({
+        "controller-custom-certs": {"type": "Secret", "name": "corp-ca"},
+        "workloads": [{"name": "controller", "env": [{"container": "controller", "envVars": [
+            {"name": "FLEET_REGION", "value": "eu-west"},
+            {"name": "CONFIG_LOGGING_NAME", "value": "my-logging"},
+            {"name": "HTTPS_PROXY", "value": "http://proxy:3128"}]}]}]})
+    assert env == [
+        CONTROLLER_RELEASE_ENV[0],
+        CONTROLLER_RELEASE_ENV[1],
+        {"name": "CONFIG_LOGGING_NAME", "value": "my-logging"},
+        CONTROLLER_RELEASE_ENV[3],
+        {"name": "FLEET_REGION", "value": "eu-west"},
+        {"name": "HTTPS_PROXY", "value": "http://proxy:3128"},
+        {"name": "SSL_CERT_DIR", "value": "/custom-certs"},
+    ]
+
+
+def test_a_workloads_ssl_cert_dir_gives_way_to_the_custom_certs_one() -> None:
+    # The operator would append a second SSL_CERT_DIR, and the last one wins.
+    env = controller_env({
+        "controller-custom-certs": {"type": "ConfigMap", "name": "corp-ca"},
+        "workloads": [{"name": "controller", "env": [{"container": "controller", "envVars": [
+            {"name": "SSL_CERT_DIR", "value": "/etc/mine"},
+            {"name": "FLEET_REGION", "value": "eu-west"}]}]}]})
+    assert env == [*CONTROLLER_RELEASE_ENV, {"name": "FLEET_REGION", "value": "eu-west"},
+                   {"name": "SSL_CERT_DIR", "value": "/custom-certs"}]
