@@ -1,9 +1,13 @@
 """spec.podDisruptionBudgets: the operator's PodDisruptionBudgetsTransform
 (pkg/reconciler/common/poddisruptionbudget_override.go).
 
-minAvailable or maxUnavailable of one release PodDisruptionBudget, by name. Unlike the
-operator, which skips what it cannot match, a name the release does not have is a
-`TransformError` that lists the known names.
+minAvailable or maxUnavailable of one release PodDisruptionBudget, by name. The operator
+sets both fields from the override (v0.48.1: `Spec.MinAvailable = override.MinAvailable`,
+`Spec.MaxUnavailable = override.MaxUnavailable`), so the one given is applied and the
+other cleared; it refuses both at once, as the model here does. Unlike the operator,
+which skips what it cannot match (and an override with neither), a name the release does
+not have is a `TransformError` that lists the known names, and an override with neither
+is refused.
 """
 
 from __future__ import annotations
@@ -55,8 +59,8 @@ class PodDisruptionBudgetOverride(Strict):
 
 
 def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
-    """The named PDB gets the given minAvailable or maxUnavailable, and loses the other (a
-    PDB takes only one; the operator itself only sets minAvailable)."""
+    """The named PDB gets the given minAvailable or maxUnavailable and loses the other (a
+    PDB takes only one), as the operator's PodDisruptionBudgetsTransform does."""
     for override, pdb in named_objects(rendered, "PodDisruptionBudget",
                                        spec.pod_disruption_budgets, "podDisruptionBudgets"):
         pdb_spec = pdb.setdefault("spec", {})

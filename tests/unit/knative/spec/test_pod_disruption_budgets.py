@@ -62,3 +62,12 @@ def test_model_refuses_bad_input(raw: dict, fragment: str) -> None:
     with pytest.raises(ValidationError) as err:
         PodDisruptionBudgetOverride.model_validate(raw)
     assert fragment in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["activator-pdb", "webhook-pdb"])
+def test_pdb_max_unavailable_on_serving_as_the_operator_applies_it(name: str) -> None:
+    assert "minAvailable" in find(serving(), "PodDisruptionBudget", name)["spec"]
+    out = apply_pdb_overrides(serving(), [PodDisruptionBudgetOverride(
+        name=name, maxUnavailable=1)])
+    spec = find(out, "PodDisruptionBudget", name)["spec"]
+    assert spec["maxUnavailable"] == 1 and "minAvailable" not in spec
