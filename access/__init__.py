@@ -6,7 +6,7 @@ from core.reasons import REMEDIATION, Reason
 from .connection import SpokeConnection, build_connection, check_ready, to_kubeconfig
 from .credential import PluginCredential
 from .exec_plugin import run_exec_plugin
-from .hub import hub_api_client, read_cluster_profile
+from .hub import hub_api_client, list_cluster_profiles, read_cluster_profile
 from .probe import probe_spoke
 from .provider_file import (
     AccessProvider,
@@ -36,6 +36,7 @@ __all__ = [
     "build_connection",
     "check_ready",
     "hub_api_client",
+    "list_cluster_profiles",
     "load_provider_file",
     "probe_spoke",
     "read_cluster_profile",

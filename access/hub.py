@@ -99,3 +99,28 @@ def read_cluster_profile(
         raise _unavailable(f"cannot read {ref}: {cause}") from None
     except Exception as exc:  # noqa: BLE001 - auth refresh etc.: one spoke must not crash all
         raise _unavailable(f"cannot read {ref}: {type(exc).__name__}: {exc}") from None
+
+
+def list_cluster_profiles(
+    api: kubernetes.client.ApiClient, namespace: str, timeout: float = 20.0
+) -> list[dict]:
+    """Every ClusterProfile of an inventory namespace (groups select from them)."""
+    where = f"ClusterProfiles in namespace {namespace}"
+    host = api.configuration.host
+    try:
+        found = kubernetes.client.CustomObjectsApi(api).list_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL, _request_timeout=(timeout, timeout))
+        return list(found.get("items") or [])
+    except ApiException as exc:
+        if exc.status == 404:
+            raise _unavailable(
+                f"the hub does not serve {PLURAL}.{GROUP}/{VERSION}: is the CRD installed?"
+            ) from None
+        raise _unavailable(
+            f"the hub answered HTTP {exc.status or 'error'} listing {where}: "
+            f"{_api_message(exc) if exc.status else exc.reason}") from None
+    except u3.HTTPError as exc:
+        cause = HUB.describe(exc, server=host, timeout=timeout)
+        raise _unavailable(f"cannot list {where}: {cause}") from None
+    except Exception as exc:  # noqa: BLE001 - auth refresh etc.
+        raise _unavailable(f"cannot list {where}: {type(exc).__name__}: {exc}") from None

@@ -1,8 +1,10 @@
 """The fleet stack's configuration: every input the user writes, validated once.
 
 Stack config keys (namespace `knative-fleet`): `hub`, `providerFile`,
-`releaseBase`, `pluginTimeoutSeconds` and `fleet`; each entry's `serving` and
-`eventing` are the Knative specs of knative.spec.component. All problems are reported
+`releaseBase`, `pluginTimeoutSeconds`, `fleet` (spokes by name), `groups` (spokes by
+ClusterProfile labels, config.groups) and `rollout` (waves, config.rollout); each
+entry's and group's `serving` and `eventing` are the Knative specs of
+knative.spec.component. All problems are reported
 in one error, each with its config path, before any resource is registered.
 """
 
@@ -18,6 +20,8 @@ from pydantic import (
     model_validator,
 )
 
+from config.groups import FleetGroup
+from config.rollout import Rollout
 from core.errors import FleetConfigError
 from core.problems import problem_lines
 from core.strict import DNS_LABEL, Strict
@@ -56,6 +60,8 @@ class FleetConfig(Strict):
     release_base: str = Field("https://github.com", alias="releaseBase")
     plugin_timeout_seconds: float = Field(30.0, alias="pluginTimeoutSeconds", gt=0, le=600)
     fleet: list[FleetEntry] = []
+    groups: list[FleetGroup] = []
+    rollout: Rollout | None = None
 
     @field_validator("release_base")
     @classmethod
@@ -84,6 +90,12 @@ class FleetConfig(Strict):
                     f"fleet[{i}].clusterProfileRef: ClusterProfile {ref[0]}/{ref[1]} is already "
                     f"the target of spoke {seen_refs[ref]!r}; one entry per ClusterProfile")
             seen_refs.setdefault(ref, entry.name)
+        seen_groups: dict[str, int] = {}
+        for i, group in enumerate(self.groups):
+            if group.name in seen_groups:
+                problems.append(f"groups[{i}].name: {group.name!r} is already used by "
+                                f"groups[{seen_groups[group.name]}]")
+            seen_groups.setdefault(group.name, i)
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -3,7 +3,9 @@
     FleetError                  the message alone says what is wrong and how to fix it
      ├── ConfigError            an input the user wrote is invalid; nothing is registered
      │    ├── FleetConfigError      the stack config (`knative-fleet:*` keys)
-     │    └── ProviderFileError     the access-provider file it names
+     │    ├── ProviderFileError     the access-provider file it names
+     │    └── SelectionError        groups and waves do not fit the ClusterProfiles
+     │                              on the hub (collisions, one cluster twice, no wave)
      ├── ProfileError           one step of resolving a ClusterProfile failed (`reason`)
      ├── ResolutionError        a spoke cannot be reached: `spoke`, `reason`, the fix;
      │                          that spoke is left untouched, the others are updated
@@ -34,6 +36,11 @@ class FleetConfigError(ConfigError):
 
 class ProviderFileError(ConfigError):
     """The provider file is unusable; the message alone tells the user what to fix."""
+
+
+class SelectionError(ConfigError):
+    """Groups and waves, held against the hub's ClusterProfiles, do not give every
+    spoke one name, one spec and one wave; each line names its config path."""
 
 
 class ProfileError(FleetError):

@@ -22,6 +22,8 @@ class Reason(enum.StrEnum):
     MANIFESTS_UNAVAILABLE = "ManifestsUnavailable"
     # Not an operator reason: the entry's spec does not fit the release it names.
     INVALID_SPEC = "InvalidSpec"
+    # Not an operator reason: a group managed the spoke on the last run, not on this one.
+    SPOKE_DESELECTED = "SpokeDeselected"
 
 
 REMEDIATION: dict[Reason, str] = {
@@ -61,5 +63,11 @@ REMEDIATION: dict[Reason, str] = {
     ),
     Reason.INVALID_SPEC: (
         "fix the entry's serving/eventing section in the stack config as the message says"
+    ),
+    Reason.SPOKE_DESELECTED: (
+        "to keep Knative on the spoke, make a group select its ClusterProfile again (restore "
+        "its labels, the group or the profile) or give it an explicit fleet entry; to "
+        "uninstall it, set whenDeselected: Uninstall on the group that selected it (put the "
+        "group back with that setting if you removed it) and run again"
     ),
 }

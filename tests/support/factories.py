@@ -12,3 +12,19 @@ def spoke_connection() -> SpokeConnection:
         tls_server_name=None, insecure_skip_tls_verify=False, provider_name="secretreader",
         exec_api_version="client.authentication.k8s.io/v1", command="/bin/secretreader",
         args=(), env=(), provide_cluster_info=True, exec_extension={"clusterName": "s"})
+
+
+def deployment(generation: int = 2, observed: int = 2, replicas: int = 1,
+               updated: int = 1, available: int = 1, available_status: str = "True",
+               progressing_reason: str = "NewReplicaSetAvailable") -> dict:
+    return {
+        "metadata": {"name": "controller", "generation": generation},
+        "spec": {"replicas": replicas},
+        "status": {"observedGeneration": observed, "updatedReplicas": updated,
+                   "availableReplicas": available,
+                   "conditions": [
+                       {"type": "Available", "status": available_status,
+                        "reason": "MinimumReplicasAvailable", "message": "ok"},
+                       {"type": "Progressing", "status": "True",
+                        "reason": progressing_reason, "message": "rs progressing"}]},
+    }

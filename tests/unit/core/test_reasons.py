@@ -18,6 +18,7 @@ def test_reason_values_are_the_operator_names() -> None:
         "RemoteClientCreationFailed",
         "ManifestsUnavailable",
         "InvalidSpec",
+        "SpokeDeselected",
     ]
 
 

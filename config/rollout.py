@@ -1,0 +1,80 @@
+"""`knative-fleet:rollout`: the order in which spokes change, in waves.
+
+A spoke belongs to the first wave whose selector matches its ClusterProfile's
+labels; a wave without a selector takes every spoke left and must be the last. A
+wave starts only when every spoke of the wave before it is healthy (every
+Deployment of the install Available) within that wave's `timeout`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import Field, field_validator, model_validator
+
+from config.selector import LabelSelector
+from core.strict import DNS_LABEL, Strict
+
+# The provider's own wait for a Deployment (pulumi-kubernetes' default await timeout),
+# so a stack that adds waves waits as long as it did before.
+DEFAULT_WAVE_TIMEOUT = "10m"
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def duration_seconds(text: str) -> int:
+    """`1h`, `10m`, `90s`, `1m30s` -> seconds (Go's time.Duration text for whole seconds)."""
+    match = _DURATION.match(text)
+    if not text or not match:
+        raise ValueError(f"a duration like '90s', '10m' or '1m30s', got {text!r}")
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise ValueError(f"a duration above zero, got {text!r}")
+    return total
+
+
+class Wave(Strict):
+    name: str
+    selector: LabelSelector | None = None
+    timeout: str = DEFAULT_WAVE_TIMEOUT
+    max_failures: Annotated[int, Field(ge=0)] = Field(0, alias="maxFailures")
+    max_parallel: Annotated[int, Field(ge=1)] | None = Field(None, alias="maxParallel")
+
+    @field_validator("name")
+    @classmethod
+    def dns_label(cls, value: str) -> str:
+        if not DNS_LABEL.match(value):
+            raise ValueError(f"wave name must be a DNS-1123 label (a-z, 0-9, -), got {value!r}")
+        return value
+
+    @field_validator("timeout")
+    @classmethod
+    def valid_duration(cls, value: str) -> str:
+        duration_seconds(value)
+        return value
+
+    @property
+    def timeout_seconds(self) -> int:
+        return duration_seconds(self.timeout)
+
+
+class Rollout(Strict):
+    waves: Annotated[list[Wave], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def ordered_waves(self) -> Rollout:
+        problems = []
+        seen: dict[str, int] = {}
+        for i, wave in enumerate(self.waves):
+            if wave.name in seen:
+                problems.append(f"waves[{i}].name: {wave.name!r} is already used by "
+                                f"waves[{seen[wave.name]}]")
+            seen.setdefault(wave.name, i)
+            if wave.selector is None and i != len(self.waves) - 1:
+                problems.append(f"waves[{i}].selector: only the last wave may omit its "
+                                "selector (it takes every spoke left); add a selector or "
+                                "move the wave to the end")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self

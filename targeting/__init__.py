@@ -1,0 +1,1 @@
+"""Which spokes a fleet stack manages: explicit entries and label-selected groups."""
