@@ -30,7 +30,6 @@ the provider's kubeconfig.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -40,7 +39,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
-from access import SpokeConnection, run_exec_plugin, spoke_api_client
+from components.spoke_access import spoke_client
 from knative.aggregated_roles import is_controller_recreation, selector_strings, settled
 
 SETTLE_TIMEOUT_S = 120.0
@@ -48,28 +47,12 @@ GONE_TIMEOUT_S = 60.0
 POLL_S = 0.5
 
 
-def connection_props(conn: SpokeConnection) -> dict[str, Any]:
-    """A SpokeConnection as plain data for a resource input."""
-    return dataclasses.asdict(conn)
-
-
-def _connection(props: dict[str, Any]) -> SpokeConnection:
-    """The SpokeConnection back from resource outputs (Pulumi drops the unset fields)."""
-    data = {f.name: props.get(f.name) for f in dataclasses.fields(SpokeConnection)}
-    data["args"] = tuple(data["args"] or ())
-    data["env"] = tuple(tuple(p) for p in data["env"] or ())
-    data["insecure_skip_tls_verify"] = bool(data["insecure_skip_tls_verify"])
-    data["provide_cluster_info"] = bool(data["provide_cluster_info"])
-    return SpokeConnection(**data)
-
-
 @contextlib.contextmanager
 def _rbac(props: dict[str, Any]) -> Iterator[Any]:
     """An RBAC client for the spoke, with a credential (token or client certificate)
     the exec plugin issues now, usable for the block."""
-    conn = _connection(props["connection"])
-    credential = run_exec_plugin(conn, timeout=float(props.get("pluginTimeoutSeconds") or 30))
-    with spoke_api_client(conn, credential) as api:
+    timeout = float(props.get("pluginTimeoutSeconds") or 30)
+    with spoke_client(props["connection"], timeout) as api:
         yield client.RbacAuthorizationV1Api(api)
 
 

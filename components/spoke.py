@@ -10,11 +10,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from access import SpokeConnection
-from components.aggregated_role_guard import (
-    AggregatedRoleGuard,
-    AggregatedRoleSweep,
-    connection_props,
-)
+from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
+from components.spoke_access import connection_props
 from knative import manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
 from knative.plan import InstallPlan
@@ -37,6 +34,8 @@ class Spoke(pulumi.ComponentResource):
     """Knative on one spoke: its provider, namespaces, anchors and release objects."""
 
     deployments: list[pulumi.Resource]
+    registered: list[pulumi.Resource]
+    ready: pulumi.Output[bool]
 
     def __init__(
         self,
@@ -48,9 +47,16 @@ class Spoke(pulumi.ComponentResource):
         connection: SpokeConnection,
         plugin_timeout_s: float = 30.0,
         delete_unreachable: bool = False,
+        after: list[pulumi.Resource] | None = None,
+        gated: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`after`: what every resource of the spoke waits for (the fleet membership and,
+        in a rollout, the gate of the wave before). `gated`: a wave gate (not the
+        provider) waits for the Deployments, within the wave's timeout."""
         super().__init__("knative-fleet:index:Spoke", name, None, opts)
+        after = list(after or [])
+        self._gated = gated
         self.provider = k8s.Provider(
             name,
             kubeconfig=pulumi.Output.secret(json.dumps(kubeconfig, sort_keys=True)),
@@ -63,10 +69,11 @@ class Spoke(pulumi.ComponentResource):
             enable_config_map_mutable=True,
             enable_secret_mutable=True,
             delete_unreachable=delete_unreachable,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
         )
         self.deployments = []
-        self._roots: list[pulumi.Resource] = []
+        self.registered = []
+        self._roots: list[pulumi.Resource] = after
         self._aggregated: dict[str, pulumi.Resource] = {}
         self._guards_of: dict[str, list[pulumi.Resource]] = {}
         self._guard_aggregated_roles(name, plans, connection_props(connection),
@@ -83,9 +90,13 @@ class Spoke(pulumi.ComponentResource):
         return pulumi.ResourceOptions(parent=self, provider=self.provider, **kwargs)
 
     def _raw(self, spoke: str, obj: dict, **kwargs: object) -> pulumi.CustomResource:
-        return pulumi.CustomResource(
+        if self._gated and obj["kind"] == "Deployment":
+            obj = _skip_await(obj)
+        res = pulumi.CustomResource(
             manifests.resource_type_token(obj), _name(spoke, obj), _applied(obj),
             self._opts(**kwargs))
+        self.registered.append(res)
+        return res
 
     def _guard_aggregated_roles(self, spoke: str, plans: list[InstallPlan],
                                 connection: dict, plugin_timeout_s: float) -> None:
@@ -98,8 +109,8 @@ class Spoke(pulumi.ComponentResource):
             return
         self._roots = [AggregatedRoleSweep(
             f"{spoke}:aggregated-clusterroles", spoke=spoke, roles=list(feeders),
-            connection=connection,
-            plugin_timeout_s=plugin_timeout_s, opts=pulumi.ResourceOptions(parent=self))]
+            connection=connection, plugin_timeout_s=plugin_timeout_s,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._roots))]
         for obj in cluster_roles:
             if not is_aggregated(obj):
                 continue
@@ -129,6 +140,7 @@ class Spoke(pulumi.ComponentResource):
                 anchor = k8s.core.v1.ConfigMap(
                     _name(spoke, obj), metadata=_applied(obj)["metadata"],
                     opts=self._opts(depends_on=deps))
+                self.registered.append(anchor)
                 owner = anchor.metadata.uid.apply(
                     functools.partial(manifests.owner_reference, obj["metadata"]["name"]))
                 resources: list[pulumi.Resource] = [anchor]

@@ -12,6 +12,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 from components import aggregated_role_guard as guard
+from components import spoke_access
 from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, selector_matches
 from tests.support.factories import spoke_connection
 
@@ -127,6 +128,6 @@ def test_sweep_deletes_only_recreations(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_connection_survives_pulumi_dropping_unset_fields() -> None:
     conn = spoke_connection()
-    props = {k: v for k, v in guard.connection_props(conn).items() if v is not None}
+    props = {k: v for k, v in spoke_access.connection_props(conn).items() if v is not None}
     props["args"], props["env"] = list(conn.args), [list(p) for p in conn.env]
-    assert guard._connection(props) == conn
+    assert spoke_access.connection_from_props(props) == conn

@@ -48,11 +48,11 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatc
     REGISTERED.clear()
     pulumi.runtime.set_mocks(Mocks(), preview=False)
 
-    def fake_resolve(cfg):
+    def fake_resolve(cfg, entries, *_):
         return [fleet_mod.SpokeResult(
             entry=e, connection=spoke_connection(), server_version="v1.36.3",
             plans=planning.plan_spoke(e.serving, e.eventing, cfg.release_base, {}))
-            for e in cfg.fleet]
+            for e in entries]
 
     monkeypatch.setattr(fleet_mod, "resolve_fleet", fake_resolve)
     spokes = fleet_mod.deploy(fleet_cfg)
