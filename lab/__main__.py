@@ -35,6 +35,9 @@ def up(where: LabDir, spokes: int) -> dict:
     names = [HUB, *spoke_names(spokes)]
     lab = load_lab(where)
     existing = set(kwok.clusters())
+    if lab:
+        _remove_extra_spokes(kwok, lab, spokes)
+        existing = set(kwok.clusters())
     if lab and {s["name"] for s in lab["spokes"]} == set(spoke_names(spokes)):
         stopped = [n for n in names if n in existing and not answers(str(kwok.kubeconfig_path(n)))]
         for name in stopped:
@@ -75,6 +78,19 @@ def up(where: LabDir, spokes: int) -> dict:
     print(f"lab: up in {lab['startSeconds']}s; described in {where.description}",
           file=sys.stderr)
     return lab
+
+
+def _remove_extra_spokes(kwok: Kwok, lab: dict, spokes: int) -> None:
+    """`up --spokes N` leaves exactly N spokes: the ones after spoke-N go, with their
+    ClusterProfiles (a test that needs more spokes adds them and takes them away)."""
+    keep = set(spoke_names(spokes))
+    extra = [s["name"] for s in lab["spokes"] if s["name"] not in keep]
+    hub_kc = kwok.kubeconfig_path(HUB)
+    for name in extra:
+        if answers(str(hub_kc)):
+            register.unregister_spoke(hub_kc, name)
+        kwok.delete(name)
+        print(f"lab: spoke {name} removed", file=sys.stderr)
 
 
 def status(where: LabDir) -> int:

@@ -159,3 +159,20 @@ def provider_file(bin_path: Path, hub_kubeconfig: Path) -> dict:
             "env": [{"name": "KUBECONFIG", "value": str(hub_kubeconfig)}],
         },
     }]}
+
+
+def unregister_spoke(hub_kubeconfig: Path, name: str) -> None:
+    """Deletes the spoke's ClusterProfile and its token Secret from the hub."""
+    hub = api_client(hub_kubeconfig)
+    calls = (
+        lambda: client.CustomObjectsApi(hub).delete_namespaced_custom_object(
+            GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name),
+        lambda: client.CoreV1Api(hub).delete_namespaced_secret(
+            name, hub_secret_namespace(hub_kubeconfig)),
+    )
+    for call in calls:
+        try:
+            call()
+        except ApiException as exc:
+            if exc.status != 404:
+                raise

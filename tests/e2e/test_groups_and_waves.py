@@ -1,0 +1,173 @@
+"""Groups and waves end to end on a lab of four spokes, real engine: one group selects
+every spoke by label, two waves (the canary, then the rest) install everything; a
+change that can never become healthy stops after the canary and leaves the main ring
+exactly as it was; reverting converges; a relabelled spoke fails the run and keeps its
+objects; with `whenDeselected: Uninstall` it is uninstalled without leaks; a new
+matching ClusterProfile is installed by the next `pulumi up`.
+
+The tests share one stack and run in file order."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client
+
+from lab.fleet import FleetStack
+from lab.handle import Lab, ensure_lab
+from lab.paths import REPO
+from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
+from tests.support.fleet import changed_spokes, deployments_available
+from tests.support.snapshot import managed_versions
+
+pytestmark = pytest.mark.e2e
+RINGS = {"spoke-1": "canary", "spoke-2": "main", "spoke-3": "main", "spoke-4": "main"}
+WAVE_TIMEOUT_S = 45
+BROKEN_SELECTOR = {"knative-fleet.test/no-such-node": "true"}
+
+
+def group(serving: dict | None = None, **extra: object) -> dict:
+    return {"name": "lab", "namespace": PROFILE_NAMESPACE,
+            "selector": {"matchLabels": {"env": "lab"},
+                         "matchExpressions": [{"key": "ring", "operator": "In",
+                                               "values": ["canary", "main"]}]},
+            "serving": serving or {"version": "1.23"}, "eventing": {"version": "1.23"},
+            **extra}
+
+
+ROLLOUT = {"waves": [
+    {"name": "canary", "selector": {"matchLabels": {"ring": "canary"}},
+     "timeout": f"{WAVE_TIMEOUT_S}s"},
+    {"name": "main", "timeout": "5m"},
+]}
+
+
+def _lab_with(spokes: int) -> None:
+    subprocess.run([sys.executable, "-m", "lab", "up", "--spokes", str(spokes)],
+                   cwd=REPO, check=True)
+
+
+def relabel(lab: Lab, name: str, labels: dict[str, str | None]) -> None:
+    client.CustomObjectsApi(lab.hub.api()).patch_namespaced_custom_object(
+        GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name, {"metadata": {"labels": labels}})
+
+
+@pytest.fixture(scope="module")
+def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """The session's lab grown to four labelled spokes for this module, shrunk back after."""
+    _lab_with(4)
+    lab4 = ensure_lab()
+    stack = FleetStack(lab4, f"t-waves-{uuid.uuid4().hex[:6]}",
+                       tmp_path_factory.mktemp("state"))
+    apis = {s.name: s.api() for s in lab4.spokes}
+    try:
+        for name, ring in RINGS.items():
+            relabel(lab4, name, {"env": "lab", "ring": ring})
+        stack.init()
+        yield {"lab": lab4, "stack": stack, "apis": apis}
+    finally:
+        res = stack.destroy()
+        stack.remove()
+        stack.cleanup()
+        leaked = {n: sorted(managed_versions(api)) for n, api in apis.items()}
+        for name in RINGS:
+            relabel(lab4, name, {"env": None, "ring": None})
+        _lab_with(len(lab.spokes))
+        assert res.ok, res.out
+        assert not any(leaked.values()), leaked
+
+
+def configure(world: dict, serving: dict | None = None, **group_extra: object) -> None:
+    world["stack"].configure([], groups=[group(serving, **group_extra)], rollout=ROLLOUT)
+
+
+def healthy(api: client.ApiClient) -> bool:
+    states = {**deployments_available(api, "knative-serving"),
+              **deployments_available(api, "knative-eventing")}
+    return bool(states) and all(states.values())
+
+
+def test_one_group_two_waves_installs_every_spoke(world: dict) -> None:
+    configure(world)
+    res = world["stack"].up()
+    assert res.ok, res.out
+    out = world["stack"].outputs()
+    assert {n: w["status"] for n, w in out["waves"].items()} == {
+        "canary": "Completed", "main": "Completed"}
+    assert out["waves"]["canary"]["spokes"] == ["spoke-1"]
+    assert out["waves"]["main"]["spokes"] == ["spoke-2", "spoke-3", "spoke-4"]
+    for name in RINGS:
+        spoke = out["spokes"][name]
+        assert (spoke["group"], spoke["wave"], spoke["ready"]) == ("lab", RINGS[name], True)
+        assert (spoke["serving"], spoke["eventing"]) == ("1.23.0", "1.23.0")
+        assert healthy(world["apis"][name]), name
+
+
+def test_a_change_that_never_gets_healthy_stops_after_the_canary(world: dict) -> None:
+    main = [n for n, ring in RINGS.items() if ring == "main"]
+    before = {n: managed_versions(world["apis"][n]) for n in main}
+    configure(world, {"version": "1.23", "workloads": [
+        {"name": "controller", "nodeSelector": BROKEN_SELECTOR}]})
+    _, steps = world["stack"].preview_steps()
+    assert "spoke-1" in changed_spokes(steps)
+    res = world["stack"].up()
+    assert not res.ok, res.out
+    assert "wave 'canary' is not healthy" in res.out, res.out
+    assert "spoke 'spoke-1': Deployment knative-serving/controller" in res.out, res.out
+    assert "Later waves were not started (main)" in res.out, res.out
+    # The canary runs the change; the main ring is exactly as it was.
+    controller = client.AppsV1Api(world["apis"]["spoke-1"]).read_namespaced_deployment(
+        "controller", "knative-serving")
+    assert controller.spec.template.spec.node_selector == BROKEN_SELECTOR
+    assert {n: managed_versions(world["apis"][n]) for n in main} == before
+
+
+def test_reverting_the_change_converges_every_spoke(world: dict) -> None:
+    configure(world)
+    res = world["stack"].up()
+    assert res.ok, res.out
+    for name, api in world["apis"].items():
+        assert healthy(api), name
+    controller = client.AppsV1Api(world["apis"]["spoke-1"]).read_namespaced_deployment(
+        "controller", "knative-serving")
+    assert not controller.spec.template.spec.node_selector
+    _, steps = world["stack"].preview_steps()
+    assert changed_spokes(steps) == {}
+
+
+def test_a_relabelled_spoke_fails_the_run_and_keeps_its_objects(world: dict) -> None:
+    before = managed_versions(world["apis"]["spoke-4"])
+    relabel(world["lab"], "spoke-4", {"env": "staging"})
+    for res in (world["stack"].preview(), world["stack"].up()):
+        assert not res.ok, res.out
+        assert "spoke 'spoke-4': SpokeDeselected: group 'lab'" in res.out, res.out
+        assert "ClusterProfile fleet-system/spoke-4" in res.out, res.out
+        assert "env=staging" in res.out, res.out
+    assert managed_versions(world["apis"]["spoke-4"]) == before
+    assert "spoke-4" in world["stack"].outputs()["spokes"]
+
+
+def test_with_uninstall_a_deselected_spoke_is_uninstalled_without_leaks(world: dict) -> None:
+    configure(world, whenDeselected="Uninstall")
+    _, steps = world["stack"].preview_steps()
+    changed = changed_spokes(steps)
+    assert changed.get("spoke-4") == {"delete"}, changed
+    res = world["stack"].up()
+    assert res.ok, res.out
+    assert managed_versions(world["apis"]["spoke-4"]) == {}
+    assert "spoke-4" not in world["stack"].outputs()["spokes"]
+
+
+def test_a_newly_matching_cluster_profile_is_installed_by_the_next_up(world: dict) -> None:
+    relabel(world["lab"], "spoke-4", {"env": "lab"})
+    _, steps = world["stack"].preview_steps()
+    assert changed_spokes(steps).get("spoke-4") == {"create"}
+    res = world["stack"].up()
+    assert res.ok, res.out
+    spoke = world["stack"].outputs()["spokes"]["spoke-4"]
+    assert (spoke["wave"], spoke["ready"]) == ("main", True)
+    assert healthy(world["apis"]["spoke-4"])
