@@ -3,16 +3,31 @@
 A fleet of a hundred spokes on the same version must fetch and parse each release
 file once, and a version the user did not mean must never be installed: "1.23"
 means the newest patch known here, anything unparsable or unknown is an error.
+
+Versions: "x.y" resolves against KNOWN_VERSIONS; "x.y.z" is installed exactly, also when
+the table does not list it, as long as its release files are at the release base (a
+version that is not there is a ReleaseError naming the URL or path tried).
+
+Companions (Serving's ingress, Eventing's sources) are released per minor with their own
+patch numbers. Each takes the newest patch of its parent's major.minor: the newest
+KNOWN_VERSIONS lists, or, for a minor the table does not list, the newest at the release
+base (a file:// base is listed; an http(s) base is probed x.y.0, x.y.1, ... until
+MISSES_IN_A_ROW in a row are missing). This is the operator's rule too: it bundles one
+ingress and one source release per minor in kodata and picks them by the Serving or
+Eventing minor (pkg/reconciler/common/releases.go, knativeserving/ingress,
+knativeeventing/source). A spec that needs other files names them all in `manifests`.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Literal
+from http.client import HTTPMessage
+from typing import IO, Literal
 
 import yaml
 
@@ -20,6 +35,10 @@ from core.errors import ReleaseError
 
 DEFAULT_BASE = "https://github.com"
 FETCH_TIMEOUT_SECONDS = 60
+# Probing an http(s) base for a companion's newest patch stops after this many missing
+# patch numbers in a row (mirrors may skip a patch; Knative has never skipped two).
+MISSES_IN_A_ROW = 3
+MAX_PATCH = 99
 
 Component = Literal["serving", "eventing"]
 
@@ -163,38 +182,171 @@ def _minor_of(version: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def _companion_version(component: str, parent: str, parent_version: str) -> str:
-    """Newest known patch of an ingress/source for the parent's minor: they are
-    released in lockstep per minor, but their patch numbers differ."""
+def _companion_version(component: str, parent: str, parent_version: str, base: str | None,
+                       repo: str, file: str) -> str:
+    """Newest patch of an ingress/source for the parent's minor: they are released in
+    lockstep per minor, but their patch numbers differ. The table's, else (with a base)
+    the newest at the base."""
     _known(component)
     major, minor = _minor_of(parent_version)
     newest = _newest_for_minor(component, major, minor)
-    if newest is None:
+    if newest is not None:
+        return newest
+    if base is None:
         raise ReleaseError(
             f"no known {component} release for {parent} {parent_version}; "
             f"known {component} versions: {', '.join(_known(component))}"
         )
-    return newest
+    return _newest_at_base(base.rstrip("/"), repo, file, major, minor,
+                           f"{component} release for {parent} {parent_version}")
 
 
-def ingress_version(ingress: str, serving_version: str) -> str:
-    """The newest known patch of the ingress for the Serving minor."""
+def ingress_version(ingress: str, serving_version: str, base: str | None = None) -> str:
+    """The newest patch of the ingress for the Serving minor (known, else at `base`)."""
     if ingress not in INGRESS_FILES:
         raise ReleaseError(
             f"unknown ingress {ingress!r}; known: {', '.join(INGRESS_FILES)}"
         )
-    return _companion_version(ingress, "serving", serving_version)
+    repo, file = INGRESS_FILES[ingress]
+    return _companion_version(ingress, "serving", serving_version, base,
+                              f"knative-extensions/{repo}", file)
 
 
-def source_version(source: str, eventing_version: str) -> str:
-    """The newest known patch of an eventing source for the Eventing minor."""
+def source_version(source: str, eventing_version: str, base: str | None = None) -> str:
+    """The newest patch of an eventing source for the Eventing minor (known, else at
+    `base`)."""
     if source not in SOURCE_FILES:
         raise ReleaseError(f"unknown eventing source {source!r}; known: {', '.join(SOURCE_FILES)}")
-    return _companion_version(source, "eventing", eventing_version)
+    repo, files = SOURCE_FILES[source]
+    return _companion_version(source, "eventing", eventing_version, base,
+                              f"knative-extensions/{repo}", files[0])
 
 
 def _download_url(base: str, repo: str, version: str, file: str) -> str:
     return f"{base.rstrip('/')}/{repo}/releases/download/knative-v{version}/{file}"
+
+
+def _downloads_dir(base: str, repo: str) -> str | None:
+    """The local directory holding a repo's `knative-v*` release dirs, for a file:// base;
+    None for any other base."""
+    parsed = urllib.parse.urlparse(f"{base.rstrip('/')}/{repo}/releases/download")
+    return _local_path(parsed) if parsed.scheme == "file" else None
+
+
+def _versions_in(directory: str, file: str) -> list[str]:
+    """The versions of a local downloads directory whose release dir holds `file`,
+    oldest first."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    found = [name.removeprefix("knative-v") for name in names
+             if name.startswith("knative-v") and _PATCH.fullmatch(name.removeprefix("knative-v"))
+             and os.path.isfile(os.path.join(directory, name, file))]
+    return sorted(found, key=_patch_key)
+
+
+class _KeepHeadOnRedirect(urllib.request.HTTPRedirectHandler):
+    """GitHub answers a release download with a redirect; urllib would follow a HEAD
+    with a GET, i.e. download the file just to learn that it exists."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int,
+                         msg: str, headers: HTTPMessage,
+                         newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and req.get_method() == "HEAD":
+            new.method = "HEAD"
+        return new
+
+
+_HEAD_OPENER = urllib.request.build_opener(_KeepHeadOnRedirect)
+
+
+def _exists(url: str) -> bool:
+    """Whether a release file is at `url`: a file:// path is a file, an http(s) HEAD
+    answers 2xx. 404 and 410 mean no; any other failure is a ReleaseError, since "not
+    there" must not be guessed from an outage."""
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == "file":
+        return os.path.isfile(_local_path(parsed))
+    if parsed.scheme not in ("http", "https"):
+        raise ReleaseError(
+            f"unsupported release URL {url!r}: use https://, http:// or file:// "
+            "for `knative-fleet:releaseBase`"
+        )
+    try:
+        with _HEAD_OPENER.open(urllib.request.Request(url, method="HEAD"),
+                               timeout=FETCH_TIMEOUT_SECONDS):
+            return True
+    except urllib.error.HTTPError as exc:
+        if exc.code in (404, 410):
+            return False
+        raise ReleaseError(
+            f"cannot check Knative release file {url}: HTTP {exc.code} {exc.reason}. "
+            f"{_hint(url)}"
+        ) from exc
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ReleaseError(
+            f"cannot check Knative release file {url}: {reason}. {_hint(url)}"
+        ) from exc
+
+
+@functools.lru_cache(maxsize=256)
+def _newest_at_base(base: str, repo: str, file: str, major: int, minor: int,
+                    what: str) -> str:
+    """The newest x.y.z of `repo` for major.minor whose `file` is at the base, found
+    once per run (failures are not cached). ReleaseError naming what was tried if none."""
+    directory = _downloads_dir(base, repo)
+    if directory is not None:
+        present = _versions_in(directory, file)
+        matching = [v for v in present if _patch_key(v)[:2] == (major, minor)]
+        if matching:
+            return matching[-1]
+        raise ReleaseError(
+            f"no {what} at the release base: {directory} has no knative-v{major}.{minor}.*/"
+            f"{file} (it has: {', '.join(present) or 'no releases'}). Check "
+            f"`knative-fleet:releaseBase` and the requested version, or name the files in "
+            f"the spec's `manifests`"
+        )
+    newest: str | None = None
+    tried: list[str] = []
+    misses = 0
+    for patch in range(MAX_PATCH + 1):
+        version = f"{major}.{minor}.{patch}"
+        url = _download_url(base, repo, version, file)
+        if _exists(url):
+            newest, misses = version, 0
+            continue
+        tried.append(url)
+        misses += 1
+        if misses >= MISSES_IN_A_ROW:
+            break
+    if newest is not None:
+        return newest
+    raise ReleaseError(
+        f"no {what} at the release base; tried {', '.join(tried)}. "
+        f"Check `knative-fleet:releaseBase` and the requested version, or name the files "
+        f"in the spec's `manifests`"
+    )
+
+
+def _require_release(base: str, component: Component, version: str, file: str) -> None:
+    """A version the tables do not list must be at the base: say so, naming the URL or
+    path tried (and, for a file:// base, the versions it has), before anything else
+    about it is looked up."""
+    repo = f"knative/{component}"
+    url = _download_url(base, repo, version, file)
+    if _exists(url):
+        return
+    directory = _downloads_dir(base, repo)
+    have = (f" (it has: {', '.join(_versions_in(directory, file)) or 'no releases'})"
+            if directory is not None else "")
+    raise ReleaseError(
+        f"no {component} {version} release at the release base: {url} does not exist"
+        f"{have}. Check `knative-fleet:releaseBase` (the release mirror) and the requested "
+        f"version"
+    )
 
 
 def release_urls(
@@ -206,23 +358,25 @@ def release_urls(
     """The release files of one component in apply order (ingress only for Serving)."""
     base = (base or DEFAULT_BASE).rstrip("/")
     version = resolve_version(component, version)
+    files = {"serving": SERVING_FILES, "eventing": EVENTING_FILES}.get(component)
+    if files is None:
+        raise ReleaseError(f"unknown component {component!r}; expected 'serving' or 'eventing'")
+    if version not in _known(component):
+        _require_release(base, component, version, files[0])
+    urls = [_download_url(base, f"knative/{component}", version, f) for f in files]
     if component == "serving":
-        urls = [_download_url(base, "knative/serving", version, f) for f in SERVING_FILES]
         if ingress is not None:
-            iv = ingress_version(ingress, version)
+            iv = ingress_version(ingress, version, base)
             repo, file = INGRESS_FILES[ingress]
             urls.append(_download_url(base, f"knative-extensions/{repo}", iv, file))
         urls += [_download_url(base, "knative/serving", version, f) for f in SERVING_POST_INSTALL]
-        return urls
-    if component == "eventing":
-        return [_download_url(base, "knative/eventing", version, f) for f in EVENTING_FILES]
-    raise ReleaseError(f"unknown component {component!r}; expected 'serving' or 'eventing'")
+    return urls
 
 
 def source_urls(base: str, source: str, eventing_version: str) -> list[str]:
     """The files of one eventing source (e.g. kafka) matching the Eventing minor."""
     base = (base or DEFAULT_BASE).rstrip("/")
-    sv = source_version(source, eventing_version)
+    sv = source_version(source, eventing_version, base)
     repo, files = SOURCE_FILES[source]
     return [_download_url(base, f"knative-extensions/{repo}", sv, f) for f in files]
 

@@ -2,7 +2,9 @@
 (pkg/reconciler/common/releases.go), with this product's allowMinorSkip to accept a
 bigger step.
 
-`version` is "x.y" (the newest patch known, releases.resolve_version) or "x.y.z".
+`version` is "x.y" (the newest patch known, releases.resolve_version) or "x.y.z": that
+exact release, also one the built-in tables do not list when the release base has it
+(releases.release_urls says how its ingress and sources are then chosen).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from pathlib import Path
 from typing import Any, Literal
 
 from knative import manifests, releases
@@ -91,3 +92,16 @@ def hpa_range(rendered: Rendered, name: str) -> tuple[int, int]:
     """(minReplicas, maxReplicas) of the HorizontalPodAutoscaler `name`."""
     spec = find(rendered, "HorizontalPodAutoscaler", name)["spec"]
     return spec["minReplicas"], spec["maxReplicas"]
+
+
+def copy_release(root: Path, repo: str, version: str, *, like: str = VERSION) -> Path:
+    """Release `version` of `repo` (e.g. "knative-extensions/net-kourier") under the
+    temporary release base `root`, made from the mirror's `like` release with every
+    `like` in its files changed to `version`: a release the built-in tables do not know.
+    Returns its directory."""
+    source = RELEASES / repo / "releases" / "download" / f"knative-v{like}"
+    target = root / repo / "releases" / "download" / f"knative-v{version}"
+    target.mkdir(parents=True)
+    for file in source.iterdir():
+        (target / file.name).write_text(file.read_text().replace(like, version))
+    return target
