@@ -61,12 +61,12 @@ def program_child(n: int) -> ProgramFigures:
     })
     plan_seconds = [0.0]
 
-    def fake_resolve(cfg: Any) -> list[Any]:
+    def fake_resolve(cfg: Any, entries: list[Any], *_: Any) -> list[Any]:
         start = time.perf_counter()
         out = [fleet_mod.SpokeResult(entry=e, connection=conn, server_version="v1.36.3",
                                      plans=planning.plan_spoke(e.serving, e.eventing,
                                                                cfg.release_base, {}))
-               for e in cfg.fleet]
+               for e in entries]
         plan_seconds[0] += time.perf_counter() - start
         return out
 
