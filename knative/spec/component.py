@@ -44,6 +44,9 @@ class ComponentSpec(Strict):
     registry: Registry | None = None
     high_availability: HighAvailability | None = Field(None, alias="high-availability")
     workloads: list[WorkloadOverride] = []
+    # The operator's deprecated `deployments` (Go field DeploymentOverride): the same
+    # entries as `workloads`, applied before them. Read both through workload_overrides().
+    deployments: list[WorkloadOverride] = []
     services: list[ServiceOverride] = []
     pod_disruption_budgets: list[PodDisruptionBudgetOverride] = Field(
         [], alias="podDisruptionBudgets")
@@ -66,6 +69,12 @@ class ComponentSpec(Strict):
         deprecated spelling `namespaceConfiguration` (never both)."""
         return (self.namespace_configuration or self.deprecated_namespace_configuration
                 or NamespaceConfiguration())
+
+    def workload_overrides(self) -> list[WorkloadOverride]:
+        """The operator's GetWorkloadOverrides (pkg/apis/operator/base/common.go): the
+        deprecated `deployments` entries, then the `workloads` entries, in the order
+        they are applied (a later entry wins on a field both set)."""
+        return [*self.deployments, *self.workloads]
 
 
 class ServingSpec(ComponentSpec):

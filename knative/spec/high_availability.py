@@ -74,13 +74,14 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """`replicas` on every Deployment that no autoscaler scales (HPA-scaled ones and
     pingsource-mt-adapter keep theirs), and every release HPA's minReplicas raised to at
     least `replicas` (maxReplicas raised by the same amount). A Deployment or HPA whose
-    own name a `workloads` entry with replicas names is left to that entry, as the
-    operator does (it compares names, not the HPA's scaleTargetRef)."""
+    own name a `workloads` (or deprecated `deployments`) entry with replicas names is left
+    to that entry, as the operator does (it compares names, not the HPA's
+    scaleTargetRef)."""
     ha = spec.high_availability
     if ha is None:
         return rendered
     replicas = ha.replicas
-    pinned = {w.name for w in spec.workloads if w.replicas is not None}
+    pinned = {w.name for w in spec.workload_overrides() if w.replicas is not None}
     hpas = hpa_by_target(rendered)
     autoscaled = set(hpas) | OPERATOR_HPA_WORKLOADS | CUSTOM_AUTOSCALED
     for obj in of_kind(rendered, "Deployment"):

@@ -4,7 +4,8 @@ Per named Deployment, StatefulSet, DaemonSet or Job of the release: replicas, la
 annotations, scheduling fields, resources, env (env_override.go) and probe timings
 (probe_override.go). Unlike the operator, which skips what it cannot match, a name the
 release does not have is a `TransformError` that lists the known names: a typo must not
-silently leave a spoke unconfigured.
+silently leave a spoke unconfigured. The operator's deprecated `deployments` takes the
+same entries and is applied the same way, before `workloads`.
 
 `replicas` of an HPA-scaled workload raises its HPA's floor (the operator's hpaTransform,
 never lowering it) instead of the workload's replicas. The HPA is the one whose
@@ -198,13 +199,13 @@ def _containers(spec: dict) -> dict[str, dict]:
 
 
 def _per_container(items: Sequence[Any], spec: dict, obj: dict, field: str,
-                   apply: Callable[[dict, Any], None]) -> None:
+                   apply: Callable[[dict, Any], None], key: str) -> None:
     containers = _containers(spec)
     for item in items:
         container = containers.get(item.container)
         if container is None:
             raise TransformError(
-                f"workloads {obj['metadata']['name']!r} {field} names container "
+                f"{key} {obj['metadata']['name']!r} {field} names container "
                 f"{item.container!r}, which this {obj['kind']} does not have; known: "
                 f"{', '.join(sorted(containers))}")
         apply(container, item)
@@ -222,7 +223,8 @@ def _merge_env(container: dict, item: EnvOverride) -> None:
         upsert_by_name(container, "env", var.model_dump(by_alias=True, exclude_none=True))
 
 
-def _probe_merger(field: str, workload: str) -> Callable[[dict, ProbeOverride], None]:
+def _probe_merger(field: str, workload: str,
+                  key: str) -> Callable[[dict, ProbeOverride], None]:
     def merge(container: dict, item: ProbeOverride) -> None:
         fields = item.fields()
         if not fields:
@@ -232,21 +234,22 @@ def _probe_merger(field: str, workload: str) -> Callable[[dict, ProbeOverride], 
         if probe is None:
             # The operator would add a probe without a handler, which Kubernetes rejects.
             raise TransformError(
-                f"workloads {workload!r} {field}s: container {item.container!r} has no "
+                f"{key} {workload!r} {field}s: container {item.container!r} has no "
                 f"{field} to tune; the release defines none")
         probe.update(fields)
     return merge
 
 
-def _check_selector_labels(obj: dict, labels: Mapping[str, str]) -> None:
+def _check_selector_labels(obj: dict, labels: Mapping[str, str], key: str) -> None:
     """Pod labels that a selector matches on must keep their values, or the workload
     would no longer select its own pods (Kubernetes rejects it)."""
     selector = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-    for key, value in labels.items():
-        if key in selector and selector[key] != value:
+    for label, value in labels.items():
+        if label in selector and selector[label] != value:
             raise TransformError(
-                f"workloads {obj['metadata']['name']!r} labels sets {key}={value!r}, but the "
-                f"{obj['kind']}'s selector needs {key}={selector[key]!r}; use another label key")
+                f"{key} {obj['metadata']['name']!r} labels sets {label}={value!r}, but the "
+                f"{obj['kind']}'s selector needs {label}={selector[label]!r}; "
+                f"use another label key")
 
 
 def _template_metadata(obj: dict) -> dict:
@@ -256,23 +259,25 @@ def _template_metadata(obj: dict) -> dict:
     return spec.setdefault("template", {}).setdefault("metadata", {})
 
 
-def _override_one(obj: dict, override: WorkloadOverride, hpas: Mapping[str, list[dict]]) -> None:
+def _override_one(obj: dict, override: WorkloadOverride, hpas: Mapping[str, list[dict]],
+                  key: str) -> None:
+    """One entry of `key` (`workloads` or `deployments`, named in errors) on one object."""
     name, kind = obj["metadata"]["name"], obj["kind"]
     spec = pod_spec(obj)
     if spec is None:
-        raise TransformError(f"workloads {name!r}: the release {kind} has no pod template")
+        raise TransformError(f"{key} {name!r}: the release {kind} has no pod template")
     if override.replicas is not None:
         if kind not in REPLICATED_KINDS:
             raise TransformError(
-                f"workloads {override.name!r} sets replicas, but {name!r} is a {kind}, which "
+                f"{key} {override.name!r} sets replicas, but {name!r} is a {kind}, which "
                 f"has none; remove replicas")
         if name in CUSTOM_AUTOSCALED:
             raise TransformError(
-                f"workloads {name!r} sets replicas, but its autoscaler scales it; remove "
+                f"{key} {name!r} sets replicas, but its autoscaler scales it; remove "
                 f"replicas")
         if name in hpas and override.replicas == 0:
             raise TransformError(
-                f"workloads {name!r} sets replicas 0, but an HPA scales it and HPAs cannot "
+                f"{key} {name!r} sets replicas 0, but an HPA scales it and HPAs cannot "
                 f"go below 1 replica; use replicas >= 1")
         if name in hpas:
             # The operator leaves an autoscaled workload's replicas to its HPA and raises
@@ -284,7 +289,7 @@ def _override_one(obj: dict, override: WorkloadOverride, hpas: Mapping[str, list
             obj["spec"]["replicas"] = override.replicas
 
     if override.labels:
-        _check_selector_labels(obj, override.labels)
+        _check_selector_labels(obj, override.labels, key)
     meta = obj["metadata"]
     template_meta = _template_metadata(obj)
     for field, values in (("labels", override.labels), ("annotations", override.annotations)):
@@ -310,12 +315,12 @@ def _override_one(obj: dict, override: WorkloadOverride, hpas: Mapping[str, list
             # Without it, host-network pods cannot resolve cluster Service names.
             spec["dnsPolicy"] = "ClusterFirstWithHostNet"
 
-    _per_container(override.resources, spec, obj, "resources", _merge_resources)
-    _per_container(override.env, spec, obj, "env", _merge_env)
+    _per_container(override.resources, spec, obj, "resources", _merge_resources, key)
+    _per_container(override.env, spec, obj, "env", _merge_env, key)
     _per_container(override.readiness_probes, spec, obj, "readinessProbes",
-                   _probe_merger("readinessProbe", name))
+                   _probe_merger("readinessProbe", name, key), key)
     _per_container(override.liveness_probes, spec, obj, "livenessProbes",
-                   _probe_merger("livenessProbe", name))
+                   _probe_merger("livenessProbe", name, key), key)
 
 
 # ---------------------------------------------------------------------------- transform
@@ -327,19 +332,24 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     minReplicas), labels and annotations (workload and pod template; selector
     labels keep their values), nodeSelector, tolerations, affinity,
     topologySpreadConstraints and hostNetwork (replaced), resources and env (merged per
-    container), and probe timings (merged per container)."""
-    overrides = spec.workloads
+    container), and probe timings (merged per container).
+
+    As the operator's GetWorkloadOverrides (pkg/apis/operator/base/common.go), the
+    `deployments` entries apply first and the `workloads` entries after them, so on a
+    field both set `workloads` wins."""
+    overrides = [*(("deployments", o) for o in spec.deployments),
+                 *(("workloads", o) for o in spec.workloads)]
     if not overrides:
         return rendered
     workloads = of_kind(rendered, *OVERRIDABLE_KINDS)
     hpas = hpa_by_target(rendered)
-    for override in overrides:
+    for key, override in overrides:
         matched = [o for o in workloads
                    if workload_matches(override.name, o["metadata"]["name"], o["kind"])]
         if not matched:
             raise not_in_release(
-                "workloads", override.name, (o["metadata"]["name"] for o in workloads),
+                key, override.name, (o["metadata"]["name"] for o in workloads),
                 hint=" (a Job may also be named by its generateName, ending in '-')")
         for obj in matched:
-            _override_one(obj, override, hpas)
+            _override_one(obj, override, hpas, key)
     return rendered

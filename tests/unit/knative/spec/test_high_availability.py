@@ -73,6 +73,20 @@ def test_ha_leaves_workloads_whose_override_sets_replicas() -> None:
     assert replicas(out, "autoscaler") == 3
 
 
+def test_ha_leaves_workloads_whose_deprecated_deployments_entry_sets_replicas() -> None:
+    spec = ComponentSpec.model_validate({
+        "high-availability": {"replicas": 3},
+        "deployments": [{"name": "controller", "replicas": 1},
+                        {"name": "activator", "replicas": 2}]})
+    out = high_availability.transform(serving(), spec)
+    assert replicas(out, "controller") == replicas(serving(), "controller")
+    assert hpa(out, "activator") == (1, 20)
+    assert replicas(out, "autoscaler") == 3
+    out = workloads_key.transform(out, spec)
+    assert replicas(out, "controller") == 1
+    assert hpa(out, "activator") == (2, 21)
+
+
 def test_ha_then_overrides_lets_the_override_win() -> None:
     spec = ComponentSpec(high_availability=HighAvailability(replicas=3),
                          workloads=[workload(name="controller", replicas=1)])

@@ -245,6 +245,76 @@ def test_no_overrides_change_nothing() -> None:
     assert apply_workload_overrides(serving(), []) == serving()
 
 
+# ---------------------------------------------------------------------------- deployments
+
+
+def apply_spec(rendered: Rendered, raw: dict) -> Rendered:
+    return workloads_key.transform(rendered, ComponentSpec.model_validate(raw))
+
+
+def test_deprecated_deployments_apply_like_workloads() -> None:
+    entry = {"name": "controller", "replicas": 4, "labels": {"team": "a"},
+             "env": [{"container": "controller",
+                      "envVars": [{"name": "FLEET_REGION", "value": "eu-west"}]}]}
+    assert apply_spec(serving(), {"deployments": [entry]}) == \
+        apply_spec(serving(), {"workloads": [entry]})
+    out = apply_spec(serving(), {"deployments": [entry]})
+    assert replicas(out, "controller") == 4
+    assert container(out, "Deployment", "controller", "controller")["env"][-1] == {
+        "name": "FLEET_REGION", "value": "eu-west"}
+
+
+def test_workloads_apply_after_deployments_and_win_on_a_field_both_set() -> None:
+    # The operator's GetWorkloadOverrides: append(DeploymentOverride, Workloads...), and
+    # OverridesTransform applies them in that order.
+    before = container(serving(), "Deployment", "controller", "controller")["env"]
+    out = apply_spec(serving(), {
+        "workloads": [{"name": "controller", "replicas": 3, "labels": {"team": "b"},
+                       "env": [{"container": "controller", "envVars": [
+                           {"name": "WHO", "value": "workloads"},
+                           {"name": "ONLY_WORKLOADS", "value": "w"}]}]}],
+        "deployments": [{"name": "controller", "replicas": 2,
+                         "labels": {"team": "a", "tier": "control"},
+                         "env": [{"container": "controller", "envVars": [
+                             {"name": "ONLY_DEPLOYMENTS", "value": "d"},
+                             {"name": "WHO", "value": "deployments"}]}]}]})
+    controller = find(out, "Deployment", "controller")
+    assert replicas(out, "controller") == 3
+    assert {k: controller["metadata"]["labels"][k] for k in ("team", "tier")} == {
+        "team": "b", "tier": "control"}
+    assert container(out, "Deployment", "controller", "controller")["env"] == [
+        *before,
+        {"name": "ONLY_DEPLOYMENTS", "value": "d"},
+        {"name": "WHO", "value": "workloads"},
+        {"name": "ONLY_WORKLOADS", "value": "w"},
+    ]
+
+
+def test_a_deployments_entry_on_another_workload_is_kept() -> None:
+    out = apply_spec(serving(), {"deployments": [{"name": "autoscaler", "replicas": 2}],
+                                 "workloads": [{"name": "controller", "replicas": 3}]})
+    assert (replicas(out, "autoscaler"), replicas(out, "controller")) == (2, 3)
+
+
+def test_errors_of_a_deployments_entry_name_deployments() -> None:
+    with pytest.raises(TransformError, match=r"^deployments names 'activater'.*known: "):
+        apply_spec(serving(), {"deployments": [{"name": "activater", "replicas": 2}]})
+    with pytest.raises(TransformError, match=r"^deployments 'controller' env names container "
+                                             r"'controler'"):
+        apply_spec(serving(), {"deployments": [{"name": "controller", "env": [
+            {"container": "controler", "envVars": [{"name": "A", "value": "b"}]}]}]})
+    with pytest.raises(TransformError, match=r"^workloads names 'activater'"):
+        apply_spec(serving(), {"workloads": [{"name": "activater", "replicas": 2}]})
+
+
+def test_deployments_entries_are_checked_like_workloads_entries() -> None:
+    spec = ComponentSpec.model_validate({"deployments": [{"name": "controller", "replicas": 1}]})
+    assert spec.deployments == [workload(name="controller", replicas=1)]
+    assert spec.workload_overrides() == spec.deployments
+    with pytest.raises(ValidationError, match=r"deployments\.0\.replicas"):
+        ComponentSpec.model_validate({"deployments": [{"name": "controller", "replicas": -1}]})
+
+
 # ---------------------------------------------------------------------------- models
 
 
