@@ -162,7 +162,7 @@ class WaveRun:
         out: dict[str, object] = {"spokes": [s.entry.name for s in self.plan.spokes]}
         if not self.started:
             out["status"] = "NotStarted"
-        elif len(self.unreachable) > self.plan.max_failures:
+        elif self.plan.gated and len(self.unreachable) > self.plan.max_failures:
             out["status"] = "Stopped"
         else:
             done = [g.id for g in self.gates] + [s.ready for s in self.spokes.values()]
@@ -201,9 +201,10 @@ def run_waves(cfg: FleetConfig, waves: list[WavePlan], results: dict[str, SpokeR
         wave = run.plan
         run.unreachable = {s.entry.name: str(results[s.entry.name].error)
                            for s in wave.spokes if results[s.entry.name].error}
-        if len(run.unreachable) > wave.max_failures:
-            stopped = True
-            continue
+        # The wave's reachable spokes are updated either way; too many unreachable ones
+        # stop the rollout after it (the implicit wave of a stack without waves has
+        # nothing after it).
+        stopped = wave.gated and len(run.unreachable) > wave.max_failures
         later = [w.name for w in waves[i + 1:]]
         batches = wave.batches()
         for b, batch in enumerate(batches):
@@ -218,8 +219,11 @@ def run_waves(cfg: FleetConfig, waves: list[WavePlan], results: dict[str, SpokeR
                 spokes={name: {"connection": connection_props(results[name].connection),
                                "deployments": _deployment_names(results[name].plans)}
                         for name in spokes},
-                unreachable={n: u for n, u in run.unreachable.items()
-                             if n in {s.entry.name for s in batch}},
+                # A stopped wave's unreachable spokes fail the run already: its gate
+                # checks the health of the others.
+                unreachable={} if stopped else {
+                    n: u for n, u in run.unreachable.items()
+                    if n in {s.entry.name for s in batch}},
                 changes=_changes([r for s in spokes.values() for r in s.registered]),
                 timeout_s=wave.timeout_s, max_failures=wave.max_failures, later=later,
                 plugin_timeout_s=cfg.plugin_timeout_seconds,
@@ -308,8 +312,8 @@ def _fail_if_incomplete(results: dict[str, SpokeResult], runs: list[WaveRun]) ->
         problems.append(
             f"{len(failed)} of {len(results)} spokes could not be resolved: {names}. "
             "Their resources were left untouched; the other spokes were updated.")
-    stop = next((r for r in runs if r.started and len(r.unreachable) > r.plan.max_failures),
-                None)
+    stop = next((r for r in runs if r.started and r.plan.gated
+                 and len(r.unreachable) > r.plan.max_failures), None)
     if stop is not None:
         later = [r for r in runs if not r.started]
         untouched = ", ".join(s.entry.name for r in later for s in r.plan.spokes) or "none"

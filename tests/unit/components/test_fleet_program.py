@@ -4,6 +4,8 @@ proven on the lab, not here.)"""
 
 from __future__ import annotations
 
+import contextlib
+
 import pulumi
 import pytest
 
@@ -153,3 +155,56 @@ def test_without_a_provider_file_the_real_path_says_so(fleet_cfg):
     assert (result.error.spoke, result.error.reason, result.error.message) == (
         "spoke-b", Reason.MULTICLUSTER_DISABLED,
         "no access-provider file is configured (knative-fleet:providerFile)")
+
+
+# --- run_waves: which spokes a run registers, wave by wave -------------------------------
+
+
+def _selected(name: str, ring: str):
+    from targeting.selection import SelectedSpoke
+    entry = parse_fleet_config({"fleet": [
+        {"name": name, "clusterProfileRef": {"name": name, "namespace": "f"}}]}).fleet[0]
+    return SelectedSpoke(entry, None, {"ring": ring})
+
+
+def _waves_and_results(rollout: dict | None, down: set[str]):
+    from rollout.waves import assign_waves
+    cfg = parse_fleet_config({"fleet": [], **({"rollout": rollout} if rollout else {})})
+    selected = [_selected("s1", "canary"), _selected("s2", "canary"),
+                _selected("s3", "main")]
+    results = {}
+    for s in selected:
+        if s.entry.name in down:
+            err = ResolutionError(s.entry.name, Reason.REMOTE_CLIENT_CREATION_FAILED, "down")
+            results[s.entry.name] = fleet_mod.SpokeResult(entry=s.entry, error=err)
+        else:
+            results[s.entry.name] = fleet_mod.SpokeResult(
+                entry=s.entry, connection=spoke_connection(), server_version="v1", plans=[])
+    return cfg, assign_waves(cfg, selected), results
+
+
+TWO_WAVES = {"waves": [{"name": "canary", "selector": {"matchLabels": {"ring": "canary"}}},
+                       {"name": "main"}]}
+
+
+@pytest.mark.parametrize(("rollout", "down", "registered", "started"), [
+    # No rollout: an unreachable spoke never holds the others back.
+    (None, {"s1"}, {"s2", "s3"}, [True]),
+    # Within maxFailures (0): every wave runs.
+    (TWO_WAVES, set(), {"s1", "s2", "s3"}, [True, True]),
+    # Too many unreachable in the canary: its reachable spoke is updated, main is not started.
+    (TWO_WAVES, {"s1"}, {"s2"}, [True, False]),
+    ({"waves": [{**TWO_WAVES["waves"][0], "maxFailures": 1}, {"name": "main"}]}, {"s1"},
+     {"s2", "s3"}, [True, True]),
+])
+@pulumi.runtime.test
+def test_waves_register_what_they_may(rollout, down, registered, started):
+    pulumi.runtime.set_mocks(Mocks(), preview=False)
+    cfg, waves, results = _waves_and_results(rollout, down)
+    runs = fleet_mod.run_waves(cfg, waves, results, [])
+    assert {n for r in runs for n in r.spokes} == registered
+    assert [r.started for r in runs] == started
+    gates = [g for r in runs for g in r.gates]
+    assert len(gates) == (0 if rollout is None else sum(1 for r in runs if r.spokes))
+    with pytest.raises(pulumi.RunError) if down else contextlib.nullcontext():
+        fleet_mod._fail_if_incomplete(results, runs)
