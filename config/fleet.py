@@ -24,11 +24,13 @@ from config.groups import FleetGroup
 from config.rollout import Rollout
 from core.errors import FleetConfigError
 from core.problems import problem_lines
-from core.strict import DNS_LABEL, Strict
+from core.strict import Strict, dns_label_name, repeated_names
 from knative.spec.component import EventingSpec, ServingSpec
 
 CONFIG_NAMESPACE = "knative-fleet"
 
+
+SpokeName = dns_label_name("spoke name")
 
 class HubConfig(Strict):
     kubeconfig: str | None = None
@@ -41,18 +43,10 @@ class ClusterProfileRef(Strict):
 
 
 class FleetEntry(Strict):
-    name: str
+    name: SpokeName
     cluster_profile_ref: ClusterProfileRef = Field(alias="clusterProfileRef")
     serving: ServingSpec | None = None
     eventing: EventingSpec | None = None
-
-    @field_validator("name")
-    @classmethod
-    def dns_label(cls, value: str) -> str:
-        if not DNS_LABEL.match(value):
-            raise ValueError(f"spoke name must be a DNS-1123 label (a-z, 0-9, -), got {value!r}")
-        return value
-
 
 class FleetConfig(Strict):
     hub: HubConfig = Field(default_factory=HubConfig)
@@ -76,26 +70,16 @@ class FleetConfig(Strict):
 
     @model_validator(mode="after")
     def unique_entries(self) -> FleetConfig:
-        problems = []
-        seen_names: dict[str, int] = {}
+        problems = repeated_names((e.name for e in self.fleet), "fleet")
         seen_refs: dict[tuple[str, str], str] = {}
         for i, entry in enumerate(self.fleet):
-            if entry.name in seen_names:
-                problems.append(f"fleet[{i}].name: {entry.name!r} is already used by "
-                                f"fleet[{seen_names[entry.name]}]")
-            seen_names.setdefault(entry.name, i)
             ref = (entry.cluster_profile_ref.namespace, entry.cluster_profile_ref.name)
             if ref in seen_refs and seen_refs[ref] != entry.name:
                 problems.append(
                     f"fleet[{i}].clusterProfileRef: ClusterProfile {ref[0]}/{ref[1]} is already "
                     f"the target of spoke {seen_refs[ref]!r}; one entry per ClusterProfile")
             seen_refs.setdefault(ref, entry.name)
-        seen_groups: dict[str, int] = {}
-        for i, group in enumerate(self.groups):
-            if group.name in seen_groups:
-                problems.append(f"groups[{i}].name: {group.name!r} is already used by "
-                                f"groups[{seen_groups[group.name]}]")
-            seen_groups.setdefault(group.name, i)
+        problems += repeated_names((g.name for g in self.groups), "groups")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from config.selector import LabelSelector
-from core.strict import DNS_LABEL, Strict
+from core.strict import Strict, dns_label_name
 from knative.spec.component import EventingSpec, ServingSpec
 
 # What happens to a spoke the group managed on the last run and no longer selects.
@@ -19,17 +19,12 @@ FAIL = "Fail"
 UNINSTALL = "Uninstall"
 
 
+GroupName = dns_label_name("group name")
+
 class FleetGroup(Strict):
-    name: str
+    name: GroupName
     namespace: Annotated[str, Field(min_length=1)]
     selector: LabelSelector
     serving: ServingSpec | None = None
     eventing: EventingSpec | None = None
     when_deselected: Literal["Fail", "Uninstall"] = Field(FAIL, alias="whenDeselected")
-
-    @field_validator("name")
-    @classmethod
-    def dns_label(cls, value: str) -> str:
-        if not DNS_LABEL.match(value):
-            raise ValueError(f"group name must be a DNS-1123 label (a-z, 0-9, -), got {value!r}")
-        return value

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from config.selector import LabelSelector
-from core.strict import DNS_LABEL, Strict
+from core.strict import Strict, dns_label_name, repeated_names
 
 # The provider's own wait for a Deployment (pulumi-kubernetes' default await timeout),
 # so a stack that adds waves waits as long as it did before.
@@ -34,19 +34,14 @@ def duration_seconds(text: str) -> int:
     return total
 
 
+WaveName = dns_label_name("wave name")
+
 class Wave(Strict):
-    name: str
+    name: WaveName
     selector: LabelSelector | None = None
     timeout: str = DEFAULT_WAVE_TIMEOUT
     max_failures: Annotated[int, Field(ge=0)] = Field(0, alias="maxFailures")
     max_parallel: Annotated[int, Field(ge=1)] | None = Field(None, alias="maxParallel")
-
-    @field_validator("name")
-    @classmethod
-    def dns_label(cls, value: str) -> str:
-        if not DNS_LABEL.match(value):
-            raise ValueError(f"wave name must be a DNS-1123 label (a-z, 0-9, -), got {value!r}")
-        return value
 
     @field_validator("timeout")
     @classmethod
@@ -64,13 +59,8 @@ class Rollout(Strict):
 
     @model_validator(mode="after")
     def ordered_waves(self) -> Rollout:
-        problems = []
-        seen: dict[str, int] = {}
+        problems = repeated_names((w.name for w in self.waves), "waves")
         for i, wave in enumerate(self.waves):
-            if wave.name in seen:
-                problems.append(f"waves[{i}].name: {wave.name!r} is already used by "
-                                f"waves[{seen[wave.name]}]")
-            seen.setdefault(wave.name, i)
             if wave.selector is None and i != len(self.waves) - 1:
                 problems.append(f"waves[{i}].selector: only the last wave may omit its "
                                 "selector (it takes every spoke left); add a selector or "
