@@ -32,6 +32,7 @@ CONFIG_NAMESPACE = "knative-fleet"
 
 SpokeName = dns_label_name("spoke name")
 
+
 class HubConfig(Strict):
     kubeconfig: str | None = None
     context: str | None = None

@@ -21,6 +21,7 @@ UNINSTALL = "Uninstall"
 
 GroupName = dns_label_name("group name")
 
+
 class FleetGroup(Strict):
     name: GroupName
     namespace: Annotated[str, Field(min_length=1)]

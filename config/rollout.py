@@ -36,6 +36,7 @@ def duration_seconds(text: str) -> int:
 
 WaveName = dns_label_name("wave name")
 
+
 class Wave(Strict):
     name: WaveName
     selector: LabelSelector | None = None
