@@ -35,19 +35,22 @@ Transform = Callable[["Rendered", "ComponentSpec"], "Rendered"]
 # `config.deployment.queue-sidecar-image` wins over the registry's image;
 # `high-availability` before `workloads`, so that a workload's own replicas win;
 # `workloads` before `controller-custom-certs`, so that SSL_CERT_DIR comes after the
-# workload's env on the Serving controller. The operator's transformers.go keeps the same
-# rules (ImageTransform before ConfigMapTransform, HighAvailabilityTransform before
-# OverridesTransform, and KnativeServing's CustomCertsTransform among the extra
-# transformers, which run after all of those).
+# workload's env on the Serving controller; `workloads` before
+# `sinkBindingSelectionMode`, so that the spec's mode wins over a workload's env. The
+# operator's transformers.go keeps the same rules (ImageTransform before
+# ConfigMapTransform, HighAvailabilityTransform before OverridesTransform), and the
+# per-component "extra" transformers (knativeserving.go / knativeeventing.go
+# `transform`: KnativeServing's CustomCertsTransform, KnativeEventing's
+# SinkBindingSelectionModeTransform) run after all of those.
 TRANSFORMS: tuple[Transform, ...] = (
     registry.transform,
     config.transform,
     ingress.transform,
     default_broker_class.transform,
-    sink_binding_selection_mode.transform,
     high_availability.transform,
     workloads.transform,
     controller_custom_certs.transform,
     services.transform,
     pod_disruption_budgets.transform,
+    sink_binding_selection_mode.transform,
 )

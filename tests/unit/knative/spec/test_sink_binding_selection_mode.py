@@ -1,5 +1,6 @@
 """`sinkBindingSelectionMode` against the real 1.23 Eventing release (operator parity:
-pkg/reconciler/knativeeventing/common/sinkbindingselectionmode.go)."""
+pkg/reconciler/knativeeventing/common/sinkbindingselectionmode.go, run after the workload
+overrides as one of knativeeventing.go's extra transformers)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pydantic import ValidationError
 
 from core.errors import TransformError
 from knative.manifests import Rendered
-from knative.spec import default_broker_class, sink_binding_selection_mode
+from knative.spec import TRANSFORMS, default_broker_class, sink_binding_selection_mode
 from knative.spec.component import EventingSpec, ServingSpec
 from tests.support.releases import eventing, find, serving, without
 
@@ -67,6 +68,142 @@ def test_missing_eventing_webhook_is_an_error() -> None:
     with pytest.raises(TransformError, match="Deployment 'eventing-webhook'"):
         apply_sink_binding_selection_mode(
             without(eventing(), "Deployment", "eventing-webhook"), "inclusion")
+
+
+# --- with the workloads' env: every transform of the index, as the operator runs them -------
+
+WEBHOOK_RELEASE_ENV = [
+    {"name": "SYSTEM_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+    {"name": "CONFIG_LOGGING_NAME", "value": "config-logging"},
+    {"name": "METRICS_DOMAIN", "value": "knative.dev/eventing"},
+    {"name": "WEBHOOK_NAME", "value": "eventing-webhook"},
+    {"name": "WEBHOOK_PORT", "value": "8443"},
+    {"name": "SINK_BINDING_SELECTION_MODE", "value": "exclusion"},
+    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+]
+
+
+def release_env_with(mode: str, *extra: dict) -> list[dict]:
+    """The release env of the eventing-webhook container, the mode in its place, then
+    `extra` (what a workload env appended)."""
+    return [{"name": e["name"], "value": mode} if e["name"] == "SINK_BINDING_SELECTION_MODE"
+            else e for e in WEBHOOK_RELEASE_ENV] + list(extra)
+
+
+def webhook_override(*env_vars: dict, container: str = "eventing-webhook") -> dict:
+    return {"name": "eventing-webhook",
+            "env": [{"container": container, "envVars": list(env_vars)}]}
+
+
+def mode_var(value: str) -> dict:
+    return {"name": "SINK_BINDING_SELECTION_MODE", "value": value}
+
+
+def customized_webhook_env(raw: dict, rendered: Rendered | None = None) -> list[list[dict]]:
+    spec = EventingSpec.model_validate(raw)
+    out = eventing() if rendered is None else rendered
+    for transform in TRANSFORMS:
+        out = transform(out, spec)
+    return webhook_env(out)
+
+
+def test_the_release_env_is_what_these_tests_start_from() -> None:
+    assert webhook_env(eventing()) == [WEBHOOK_RELEASE_ENV]
+    assert customized_webhook_env({}) == [WEBHOOK_RELEASE_ENV]
+
+
+def test_the_spec_mode_wins_over_a_workloads_env_value() -> None:
+    # Operator: OverridesTransform sets the workload's value, then
+    # SinkBindingSelectionModeTransform (an extra transformer) overwrites it in place.
+    env = customized_webhook_env({
+        "sinkBindingSelectionMode": "inclusion",
+        "workloads": [webhook_override(mode_var("exclusion"),
+                                       {"name": "FLEET_REGION", "value": "eu-west"})]})
+    assert env == [release_env_with("inclusion", {"name": "FLEET_REGION", "value": "eu-west"})]
+    env = customized_webhook_env({"sinkBindingSelectionMode": "exclusion",
+                                  "deployments": [webhook_override(mode_var("inclusion"))]})
+    assert env == [release_env_with("exclusion")]
+
+
+def test_unset_takes_the_workloads_env_value() -> None:
+    assert customized_webhook_env({"workloads": [webhook_override(mode_var("inclusion"))]}) \
+        == [release_env_with("inclusion")]
+    assert customized_webhook_env({"deployments": [webhook_override(mode_var("inclusion"))]}) \
+        == [release_env_with("inclusion")]
+
+
+def test_unset_prefers_workloads_over_deployments() -> None:
+    # sinkBindingSelectionModeFromWorkloadOverrides looks through
+    # append(Workloads, DeploymentOverride...); OverridesTransform applies deployments
+    # first, workloads last: both say the workloads' value.
+    env = customized_webhook_env({"deployments": [webhook_override(mode_var("inclusion"))],
+                                  "workloads": [webhook_override(mode_var("exclusion"))]})
+    assert env == [release_env_with("exclusion")]
+    env = customized_webhook_env({"deployments": [webhook_override(mode_var("exclusion"))],
+                                  "workloads": [webhook_override(mode_var("inclusion"))]})
+    assert env == [release_env_with("inclusion")]
+
+
+def test_unset_takes_the_first_workloads_entry_that_names_the_var() -> None:
+    # OverridesTransform leaves the last entry's value; the operator's transform then
+    # writes the first one's over it.
+    env = customized_webhook_env({"workloads": [webhook_override(mode_var("inclusion")),
+                                                webhook_override(mode_var("exclusion"))]})
+    assert env == [release_env_with("inclusion")]
+
+
+def test_unset_with_an_empty_workloads_value_is_exclusion() -> None:
+    # Go reads an empty value as none: the operator's default applies.
+    env = customized_webhook_env({"workloads": [webhook_override(mode_var(""))]})
+    assert env == [release_env_with("exclusion")]
+
+
+def test_unset_passes_a_workloads_value_on_unchecked() -> None:
+    env = customized_webhook_env({"workloads": [webhook_override(mode_var("Inclusion"))]})
+    assert env == [release_env_with("Inclusion")]
+
+
+def test_unset_reads_only_the_eventing_webhook_container_and_sets_every_container() -> None:
+    rendered = eventing()
+    pod = find(rendered, "Deployment", "eventing-webhook")["spec"]["template"]["spec"]
+    pod["containers"].append({"name": "sidecar", "image": "example.com/sidecar"})
+    # A value in the env of another container is no source of the mode: the operator
+    # sets every container to the default over it.
+    env = customized_webhook_env({"workloads": [webhook_override(
+        mode_var("inclusion"), container="sidecar")]}, rendered)
+    assert env == [release_env_with("exclusion"), [mode_var("exclusion")]]
+    rendered = eventing()
+    pod = find(rendered, "Deployment", "eventing-webhook")["spec"]["template"]["spec"]
+    pod["containers"].append({"name": "sidecar", "image": "example.com/sidecar"})
+    env = customized_webhook_env({"workloads": [webhook_override(mode_var("inclusion"))]},
+                                 rendered)
+    assert env == [release_env_with("inclusion"), [mode_var("inclusion")]]
+
+
+def test_unset_adds_the_default_to_a_container_without_it() -> None:
+    rendered = eventing()
+    pod = find(rendered, "Deployment", "eventing-webhook")["spec"]["template"]["spec"]
+    pod["containers"][0]["env"] = [e for e in pod["containers"][0]["env"]
+                                   if e["name"] != "SINK_BINDING_SELECTION_MODE"]
+    out = apply_sink_binding_selection_mode(rendered, None)
+    assert webhook_env(out) == [[e for e in WEBHOOK_RELEASE_ENV
+                                 if e["name"] != "SINK_BINDING_SELECTION_MODE"]
+                                + [mode_var("exclusion")]]
+
+
+def test_unset_without_an_eventing_webhook_changes_nothing() -> None:
+    rendered = without(eventing(), "Deployment", "eventing-webhook")
+    assert apply_sink_binding_selection_mode(rendered, None) == \
+        without(eventing(), "Deployment", "eventing-webhook")
+
+
+@pytest.mark.parametrize("raw", [{}, {"sinkBindingSelectionMode": "inclusion"}])
+def test_a_workloads_value_from_is_an_error(raw: dict) -> None:
+    # The operator would set a value next to the valueFrom: Kubernetes refuses that.
+    value_from = {"name": "SINK_BINDING_SELECTION_MODE",
+                  "valueFrom": {"configMapKeyRef": {"name": "sb", "key": "mode"}}}
+    with pytest.raises(TransformError, match="valueFrom"):
+        customized_webhook_env({**raw, "workloads": [webhook_override(value_from)]})
 
 
 def test_options_change_only_their_objects() -> None:

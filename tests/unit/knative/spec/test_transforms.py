@@ -19,12 +19,14 @@ def test_the_order_is_pinned() -> None:
     # config-deployment key wins over the registry's queue-proxy image; high-availability
     # before workloads, so that a workload's own replicas win over HA's; workloads before
     # controller_custom_certs, so that SSL_CERT_DIR follows the workload's env as in the
-    # operator. The rest keeps the order the plan has always applied them in; changing
-    # it changes what spokes get.
+    # operator; workloads before sink_binding_selection_mode, which the operator runs
+    # among KnativeEventing's extra transformers, after all common ones, so that the
+    # spec's mode wins over a workload's env. The rest keeps the order the plan has
+    # always applied them in; changing it changes what spokes get.
     assert _modules() == [
-        "registry", "config", "ingress", "default_broker_class",
-        "sink_binding_selection_mode", "high_availability", "workloads",
-        "controller_custom_certs", "services", "pod_disruption_budgets"]
+        "registry", "config", "ingress", "default_broker_class", "high_availability",
+        "workloads", "controller_custom_certs", "services", "pod_disruption_budgets",
+        "sink_binding_selection_mode"]
 
 
 def test_every_transform_has_the_one_signature() -> None:
