@@ -35,22 +35,24 @@ Transform = Callable[["Rendered", "ComponentSpec"], "Rendered"]
 # `config.deployment.queue-sidecar-image` wins over the registry's image;
 # `high-availability` before `workloads`, so that a workload's own replicas win;
 # `workloads` before `controller-custom-certs`, so that SSL_CERT_DIR comes after the
-# workload's env on the Serving controller; `workloads` before
-# `sinkBindingSelectionMode`, so that the spec's mode wins over a workload's env. The
-# operator's transformers.go keeps the same rules (ImageTransform before
+# workload's env on the Serving controller; `config` before `defaultBrokerClass`, so
+# that the class is written into the config-br-defaults that `config` left; `workloads`
+# before `sinkBindingSelectionMode`, so that the spec's mode wins over a workload's env.
+# The operator's transformers.go keeps the same rules (ImageTransform before
 # ConfigMapTransform, HighAvailabilityTransform before OverridesTransform), and the
 # per-component "extra" transformers (knativeserving.go / knativeeventing.go
 # `transform`: KnativeServing's CustomCertsTransform, KnativeEventing's
-# SinkBindingSelectionModeTransform) run after all of those.
+# DefaultBrokerConfigMapTransform then SinkBindingSelectionModeTransform) run after all
+# of those.
 TRANSFORMS: tuple[Transform, ...] = (
     registry.transform,
     config.transform,
     ingress.transform,
-    default_broker_class.transform,
     high_availability.transform,
     workloads.transform,
     controller_custom_certs.transform,
     services.transform,
     pod_disruption_budgets.transform,
+    default_broker_class.transform,
     sink_binding_selection_mode.transform,
 )

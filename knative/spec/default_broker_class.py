@@ -2,11 +2,16 @@
 (pkg/reconciler/knativeeventing/common/defaultbroker.go).
 
 The class of Brokers that name none, written into config-br-defaults `default-br-config`
-as `clusterDefault.brokerClass`. Eventing only: a spec without the key is left alone.
+as `clusterDefault.brokerClass`. Eventing only: a Serving spec is left alone.
+
+The operator runs it among KnativeEventing's extra transformers (knativeeventing.go
+`transform`), after ConfigMapTransform: it edits `default-br-config` as `config` left it,
+unless the `config` value of that key names a broker class itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
 import yaml
@@ -14,8 +19,7 @@ from pydantic import Field
 
 from core.errors import TransformError
 from knative.manifests import Rendered
-from knative.objects import require
-from knative.spec.config import user_config_sets
+from knative.objects import find, require
 
 if TYPE_CHECKING:
     from knative.spec.component import ComponentSpec
@@ -24,28 +28,53 @@ BROKER_DEFAULTS_CONFIGMAP = "config-br-defaults"
 BROKER_DEFAULTS_KEY = "default-br-config"
 # What the release (and the operator, when spec.defaultBrokerClass is empty) uses.
 DEFAULT_BROKER_CLASS = "MTChannelBasedBroker"
+# What the operator looks for in a `config` default-br-config (findDefaultBrokerClassDefined).
+BROKER_CLASS_MARK = "brokerClass:"
 
 BrokerClass = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
+
+
+def config_names_broker_class(user_config: Mapping[str, Mapping[str, str]]) -> bool:
+    """The operator's findDefaultBrokerClassDefined over `config.br-defaults` and
+    `config.config-br-defaults`: whether the `default-br-config` given there contains
+    `brokerClass:` anywhere (a namespace default's too, as in the operator)."""
+    for name in (BROKER_DEFAULTS_CONFIGMAP.removeprefix("config-"), BROKER_DEFAULTS_CONFIGMAP):
+        value = (user_config.get(name) or {}).get(BROKER_DEFAULTS_KEY)
+        if value is not None and BROKER_CLASS_MARK in str(value):
+            return True
+    return False
 
 
 def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
     """Writes `defaultBrokerClass` the operator way into config-br-defaults
     `default-br-config` as `clusterDefault.brokerClass` (the rest of that YAML is kept).
+    Runs after `config` (knative.spec.TRANSFORMS), so it edits the value `config` gave.
 
-    Unset leaves the release value (MTChannelBasedBroker, the operator's default too).
-    If the user's `config` sets `br-defaults.default-br-config` itself, that wins and
-    nothing is changed here.
+    If the user's `config` sets `br-defaults.default-br-config` to a value that contains
+    `brokerClass:`, that value wins and nothing is changed here. A `default-br-config`
+    from `config` without it gets the class added, as the operator does.
+
+    Unset means the operator's default, MTChannelBasedBroker (the release's value): the
+    release is left as it is, a `default-br-config` from `config` gets it added.
     """
-    broker_class = getattr(spec, "default_broker_class", None)
-    if broker_class is None:
-        return rendered
-    if not broker_class or any(c.isspace() for c in broker_class):
+    if "default_broker_class" not in type(spec).model_fields:
+        return rendered  # Serving has no such key
+    broker_class = spec.default_broker_class
+    if broker_class is not None and (
+            not broker_class or any(c.isspace() for c in broker_class)):
         raise TransformError(f"defaultBrokerClass must be a non-empty class name without "
                              f"spaces, got {broker_class!r}")
-    if user_config_sets(spec.config, BROKER_DEFAULTS_CONFIGMAP, (BROKER_DEFAULTS_KEY,)):
+    if config_names_broker_class(spec.config):
         return rendered
-    configmap = require(rendered.namespaced, "ConfigMap", BROKER_DEFAULTS_CONFIGMAP,
-                        why="defaultBrokerClass", hint="check the Eventing release files loaded")
+    if broker_class is None:
+        configmap = find(rendered.namespaced, "ConfigMap", BROKER_DEFAULTS_CONFIGMAP)
+        if configmap is None:
+            return rendered  # as in the operator, nothing to set it on
+        broker_class = DEFAULT_BROKER_CLASS
+    else:
+        configmap = require(rendered.namespaced, "ConfigMap", BROKER_DEFAULTS_CONFIGMAP,
+                            why="defaultBrokerClass",
+                            hint="check the Eventing release files loaded")
     data = dict(configmap.get("data") or {})
     try:
         defaults = yaml.safe_load(data.get(BROKER_DEFAULTS_KEY) or "") or {}
@@ -58,6 +87,8 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
         raise TransformError(
             f"{BROKER_DEFAULTS_CONFIGMAP} {BROKER_DEFAULTS_KEY} must be a mapping with a "
             "clusterDefault mapping to take defaultBrokerClass")
+    if defaults["clusterDefault"].get("brokerClass") == broker_class:
+        return rendered  # already so: the YAML is kept as written
     defaults["clusterDefault"]["brokerClass"] = broker_class
     data[BROKER_DEFAULTS_KEY] = yaml.safe_dump(defaults, sort_keys=False,
                                                default_flow_style=False)

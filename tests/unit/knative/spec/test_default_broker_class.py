@@ -1,5 +1,6 @@
 """`defaultBrokerClass` against the real 1.23 Eventing release (operator parity:
-pkg/reconciler/knativeeventing/common/defaultbroker.go)."""
+pkg/reconciler/knativeeventing/common/defaultbroker.go, run after ConfigMapTransform as
+one of knativeeventing.go's extra transformers)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import ValidationError
 
 from core.errors import TransformError
 from knative.manifests import Rendered
-from knative.spec import config, default_broker_class
+from knative.spec import TRANSFORMS, config, default_broker_class
 from knative.spec.component import EventingSpec, ServingSpec
 from tests.support.releases import eventing, find, serving, without
 
@@ -63,6 +64,75 @@ def test_the_users_default_br_config_wins(configmap: str) -> None:
     for out in (apply_default_broker_class(merge_config(eventing(), user), "Kafka", user),
                 merge_config(apply_default_broker_class(eventing(), "Kafka", user), user)):
         assert find(out, "ConfigMap", "config-br-defaults")["data"]["default-br-config"] == mine
+
+
+def customized_broker_config(raw: dict) -> str:
+    """config-br-defaults `default-br-config` with every transform of the index applied."""
+    spec = EventingSpec.model_validate(raw)
+    out = eventing()
+    for transform in TRANSFORMS:
+        out = transform(out, spec)
+    return find(out, "ConfigMap", "config-br-defaults")["data"]["default-br-config"]
+
+
+# A `config` value for default-br-config that names no broker class.
+WITHOUT_CLASS = "clusterDefault:\n  delivery:\n    retry: 3\n"
+
+
+@pytest.mark.parametrize("configmap", ["br-defaults", "config-br-defaults"])
+def test_the_class_is_added_to_a_users_default_br_config_without_one(configmap: str) -> None:
+    # Operator: ConfigMapTransform puts the user's value in, then
+    # DefaultBrokerConfigMapTransform (an extra transformer, after it) adds the class.
+    raw = {"defaultBrokerClass": "Kafka", "config": {configmap: {
+        "default-br-config": WITHOUT_CLASS}}}
+    assert customized_broker_config(raw) == (
+        "clusterDefault:\n  delivery:\n    retry: 3\n  brokerClass: Kafka\n")
+
+
+def test_unset_adds_the_operators_default_to_a_users_default_br_config() -> None:
+    raw = {"config": {"br-defaults": {"default-br-config": WITHOUT_CLASS}}}
+    assert customized_broker_config(raw) == (
+        "clusterDefault:\n  delivery:\n    retry: 3\n  brokerClass: MTChannelBasedBroker\n")
+
+
+def test_config_applied_after_the_class_would_lose_it() -> None:
+    # Why default_broker_class runs after config: the other way round the user's value
+    # replaces the whole key, class and all.
+    spec = EventingSpec.model_validate({"defaultBrokerClass": "Kafka", "config": {
+        "br-defaults": {"default-br-config": WITHOUT_CLASS}}})
+    wrong = config.transform(default_broker_class.transform(eventing(), spec), spec)
+    right = default_broker_class.transform(config.transform(eventing(), spec), spec)
+    assert "brokerClass" not in broker_defaults(wrong)["clusterDefault"]
+    assert broker_defaults(right)["clusterDefault"]["brokerClass"] == "Kafka"
+
+
+def test_brokerclass_anywhere_in_the_users_value_keeps_it_as_written() -> None:
+    # The operator's findDefaultBrokerClassDefined: any "brokerClass:" in the value, a
+    # namespace default's too; the cluster default then gets no class from the spec.
+    mine = ("clusterDefault:\n  delivery:\n    retry: 3\n"
+            "namespaceDefaults:\n  team-a:\n    brokerClass: Kafka\n")
+    for raw in ({"defaultBrokerClass": "Kafka"}, {}):
+        assert customized_broker_config(
+            {**raw, "config": {"config-br-defaults": {"default-br-config": mine}}}) == mine
+
+
+def test_the_spec_class_is_what_the_whole_index_writes() -> None:
+    raw = {"defaultBrokerClass": "Kafka", "config": {"br-defaults": {"_example": "x"}}}
+    base = broker_defaults(eventing())
+    base["clusterDefault"]["brokerClass"] = "Kafka"
+    assert yaml.safe_load(customized_broker_config(raw)) == base
+
+
+def test_the_default_class_leaves_the_release_as_written() -> None:
+    assert apply_default_broker_class(eventing(), "MTChannelBasedBroker") == eventing()
+    assert customized_broker_config({"defaultBrokerClass": "MTChannelBasedBroker"}) == \
+        find(eventing(), "ConfigMap", "config-br-defaults")["data"]["default-br-config"]
+
+
+def test_unset_without_config_br_defaults_changes_nothing() -> None:
+    rendered = without(eventing(), "ConfigMap", "config-br-defaults")
+    assert apply_default_broker_class(rendered, None) == \
+        without(eventing(), "ConfigMap", "config-br-defaults")
 
 
 def test_user_config_for_other_keys_does_not_stop_the_broker_class() -> None:

@@ -19,14 +19,16 @@ def test_the_order_is_pinned() -> None:
     # config-deployment key wins over the registry's queue-proxy image; high-availability
     # before workloads, so that a workload's own replicas win over HA's; workloads before
     # controller_custom_certs, so that SSL_CERT_DIR follows the workload's env as in the
-    # operator; workloads before sink_binding_selection_mode, which the operator runs
-    # among KnativeEventing's extra transformers, after all common ones, so that the
-    # spec's mode wins over a workload's env. The rest keeps the order the plan has
-    # always applied them in; changing it changes what spokes get.
+    # operator. default_broker_class and sink_binding_selection_mode last, as the
+    # operator's KnativeEventing extra transformers (in that order) run after all common
+    # ones: after config, so that the broker class goes into the config-br-defaults
+    # `config` left; after workloads, so that the spec's mode wins over a workload's env.
+    # The rest keeps the order the plan has always applied them in; changing it changes
+    # what spokes get.
     assert _modules() == [
-        "registry", "config", "ingress", "default_broker_class", "high_availability",
-        "workloads", "controller_custom_certs", "services", "pod_disruption_budgets",
-        "sink_binding_selection_mode"]
+        "registry", "config", "ingress", "high_availability", "workloads",
+        "controller_custom_certs", "services", "pod_disruption_budgets",
+        "default_broker_class", "sink_binding_selection_mode"]
 
 
 def test_every_transform_has_the_one_signature() -> None:
