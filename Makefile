@@ -20,7 +20,7 @@ export PULUMI_SKIP_CHECKPOINTS ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy test unit lint bench
+.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review test unit lint bench
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ demo: lab-up
 
 demo-destroy: venv toolchain
 	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-destroy.log -- pulumi destroy --yes --skip-preview --non-interactive --stack demo
+
+# PR review of a stack's preview: .review/$(STACK)/report.md and report.json (review/README.md).
+STACK ?= demo
+review: venv toolchain
+	$(TOOLS_ENV) $(PY) -m review --stack $(STACK)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -1,0 +1,287 @@
+"""What a fleet preview changes, per spoke: the typed summary the Markdown and JSON
+reports are written from.
+
+Built from the engine's `steps` and `diagnostics` only (pure, plain dicts in). The
+Stack step's old outputs give each spoke's versions and wave before the run; object
+labels give the versions after it; error diagnostics `spoke 'x': Reason: message`
+name the spokes that could not be resolved (and so are left untouched).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from review.fields import FieldChange, object_diff
+from review.resources import (
+    CRD_TYPE,
+    NAMESPACE_TYPE,
+    SPOKE_TYPE,
+    STACK_TYPE,
+    Resource,
+    resource,
+)
+from review.versions import COMPONENTS, VersionChange, commonest, component_of
+
+# The engine's step ops, as what happens to the resource; other ops change nothing.
+OPS = {
+    "create": "created", "import": "created",
+    "update": "updated",
+    "replace": "replaced", "create-replacement": "replaced", "delete-replaced": "replaced",
+    "discard-replaced": "replaced",
+    "delete": "deleted", "discard": "deleted",
+}
+COUNTS = ("created", "updated", "replaced", "deleted")
+# "Needs a human", in the order the report shows them.
+CATEGORIES = {
+    "errors": "Preview errors",
+    "unresolved": "Unreachable spokes",
+    "deletes": "Deletes",
+    "replaces": "Replaces",
+    "namespaces": "Namespace deletions",
+    "crds": "CRD changes",
+    "versions": "Version steps",
+}
+_SPOKE_ERROR = re.compile(r"(?:error: )?spoke '([^']+)': ([A-Z][A-Za-z]+): (.*)", re.DOTALL)
+_FIX = ". Fix: "
+# Pulumi's own last line of every failed program; the errors before it say why.
+_PROGRAM_FAILED = "an unhandled error occurred: program exited with non-zero exit code"
+_OP_ORDER = {op: i for i, op in enumerate(("deleted", "replaced", "created", "updated"))}
+
+
+@dataclass(frozen=True)
+class ObjectChange:
+    resource: Resource
+    op: str  # one of COUNTS
+    fields: tuple[FieldChange, ...] = ()
+    replace_reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    spoke: str
+    reason: str
+    message: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing a reviewer must look at before approving."""
+
+    category: str  # a key of CATEGORIES
+    spoke: str | None  # None: the fleet or the whole preview
+    text: str
+    objects: tuple[str, ...] = ()
+
+
+@dataclass
+class SpokeSummary:
+    name: str
+    wave: str | None
+    serving: VersionChange
+    eventing: VersionChange
+    objects: list[ObjectChange] = field(default_factory=list)
+    added: bool = False  # its Spoke component is created: a new spoke
+    removed: bool = False  # its Spoke component is deleted: the spoke is uninstalled
+    unresolved: Unresolved | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {op: sum(1 for o in self.objects if o.op == op) for op in COUNTS}
+
+
+@dataclass
+class Summary:
+    stack: str | None
+    exit_code: int
+    spokes: list[SpokeSummary]
+    fleet: list[ObjectChange]  # changes of fleet-level resources
+    unresolved: list[Unresolved]
+    errors: list[str]  # error diagnostics that name no spoke
+    warnings: list[str]
+    needs_human: list[Problem]
+    unchanged: list[str]  # spokes of the last run this preview does not change
+    same: int  # resources the engine leaves as they are
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def totals(self) -> dict[str, int]:
+        objects = [o for s in self.spokes for o in s.objects] + self.fleet
+        return {op: sum(1 for o in objects if o.op == op) for op in COUNTS}
+
+    @property
+    def noop(self) -> bool:
+        return self.ok and not any(self.totals.values()) and not self.needs_human
+
+
+def natural(name: str) -> tuple:
+    """spoke-2 before spoke-10."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def _stack_outputs(steps: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    for step in steps:
+        state = step.get("oldState") or {}
+        if state.get("type") == STACK_TYPE:
+            return dict(state.get("outputs") or {})
+    return {}
+
+
+def _changes(steps: list[Mapping[str, Any]]) -> list[tuple[ObjectChange, dict, dict]]:
+    """One change per resource (a replacement is up to three steps), with the old and
+    new state it was read from."""
+    by_urn: dict[str, list[Mapping[str, Any]]] = {}
+    for step in steps:
+        if step.get("op") in OPS:
+            by_urn.setdefault(str(step.get("urn")), []).append(step)
+    out = []
+    for group in by_urn.values():
+        ops = {OPS[s["op"]] for s in group}
+        op = "replaced" if "replaced" in ops else OPS[group[0]["op"]]
+        old = next((s["oldState"] for s in group if s.get("oldState")), {})
+        new = next((s["newState"] for s in group if s.get("newState")), {})
+        detailed = next((s["detailedDiff"] for s in group if s.get("detailedDiff")), None)
+        reasons = sorted({r for s in group for r in s.get("replaceReasons") or []})
+        fields = object_diff(old, new, detailed) if op in ("updated", "replaced") else []
+        res = resource({"urn": group[0].get("urn"), "newState": new, "oldState": old})
+        out.append((ObjectChange(res, op, tuple(fields), tuple(reasons)), old, new))
+    return sorted(out, key=lambda c: _order(c[0]))
+
+
+def _version(component: str, name: str, outputs: Mapping[str, Any],
+             changes: list[tuple[ObjectChange, dict, dict]], removed: bool) -> VersionChange:
+    """Before: the last run's output, else the old objects' labels. After: the new
+    objects' labels; without any, unchanged unless the component's Deployments go."""
+    old_labels: list[str] = []
+    new_labels: list[str] = []
+    deployments_gone = False
+    for change, old, new in changes:
+        was = component_of(old) if change.op != "created" else None
+        now = component_of(new) if change.op != "deleted" else None
+        if was and was[0] == component:
+            old_labels.append(was[1])
+            deployments_gone |= change.op == "deleted" and change.resource.kind == "Deployment"
+        if now and now[0] == component:
+            new_labels.append(now[1])
+    output = (outputs.get(name) or {}).get(component)
+    before = output if isinstance(output, str) else commonest(old_labels)
+    after = commonest(new_labels)
+    if after is None:
+        after = None if removed or deployments_gone else before
+    return VersionChange(before, after)
+
+
+def _diagnostics(diagnostics: Iterable[Mapping[str, Any]]) \
+        -> tuple[list[Unresolved], list[str], list[str]]:
+    unresolved: dict[str, Unresolved] = {}
+    errors: list[str] = []
+    warnings: list[str] = []
+    for d in diagnostics:
+        message = str(d.get("message", "")).strip()
+        if d.get("severity") == "warning" and message not in warnings:
+            warnings.append(message.removeprefix("warning: "))
+        if d.get("severity") != "error":
+            continue
+        m = _SPOKE_ERROR.fullmatch(message)
+        if m:
+            text, _, fix = m[3].partition(_FIX)
+            unresolved.setdefault(m[1], Unresolved(m[1], m[2], text.strip(), fix.strip()))
+            continue
+        message = message.removeprefix("error: ")
+        if d.get("urn"):
+            message = f"{resource({'urn': d['urn']}).label}: {message}"
+        if message not in errors:
+            errors.append(message)
+    if len(errors) > 1 or unresolved:
+        errors = [e for e in errors if not e.startswith(_PROGRAM_FAILED)]
+    return sorted(unresolved.values(), key=lambda u: natural(u.spoke)), errors, warnings
+
+
+def _order(change: ObjectChange) -> tuple:
+    return _OP_ORDER[change.op], change.resource.kind, natural(change.resource.name)
+
+
+def _problems(spoke: SpokeSummary) -> list[Problem]:
+    out = []
+    if spoke.unresolved:
+        u = spoke.unresolved
+        fix = f" Fix: {u.fix}" if u.fix else ""
+        out.append(Problem("unresolved", spoke.name,
+                           f"{u.reason}: {u.message}; left untouched.{fix}"))
+    out += _object_problems(spoke.name, spoke.objects, spoke.removed)
+    for component in COMPONENTS:
+        version: VersionChange = getattr(spoke, component)
+        if version.changed:
+            out.append(Problem("versions", spoke.name,
+                               f"{component.capitalize()} {version.before or 'none'} -> "
+                               f"{version.after or 'none'} ({version.step()})"))
+    return out
+
+
+def _object_problems(spoke: str | None, objects: list[ObjectChange],
+                     removed: bool = False) -> list[Problem]:
+    out = []
+    deleted = [o.resource.label for o in objects if o.op == "deleted"]
+    if deleted:
+        whole = " (the spoke is uninstalled: all its resources)" if removed else ""
+        out.append(Problem("deletes", spoke, f"{len(deleted)} deleted{whole}", tuple(deleted)))
+    replaced = [o for o in objects if o.op == "replaced"]
+    if replaced:
+        out.append(Problem("replaces", spoke, f"{len(replaced)} replaced (deleted, then "
+                           "created again: a new uid)", tuple(
+                               o.resource.label + (f" ({', '.join(o.replace_reasons)})"
+                                                   if o.replace_reasons else "")
+                               for o in replaced)))
+    namespaces = [o.resource.name for o in objects
+                  if o.resource.type == NAMESPACE_TYPE and o.op in ("deleted", "replaced")]
+    if namespaces:
+        out.append(Problem("namespaces", spoke, f"{len(namespaces)} namespace(s) deleted, "
+                           "with everything in them", tuple(namespaces)))
+    for op in ("updated", "replaced", "deleted"):
+        crds = [o.resource.name for o in objects if o.resource.type == CRD_TYPE and o.op == op]
+        if crds:
+            out.append(Problem("crds", spoke, f"{len(crds)} CRD(s) {op}", tuple(crds)))
+    return out
+
+
+def summarise(document: Mapping[str, Any], exit_code: int = 0,
+              stack: str | None = None) -> Summary:
+    """The summary of one `pulumi preview --json` document."""
+    steps = list(document.get("steps") or [])
+    outputs = (_stack_outputs(steps).get("spokes") or {})
+    unresolved, errors, warnings = _diagnostics(document.get("diagnostics") or [])
+    per_spoke: dict[str, list[tuple[ObjectChange, dict, dict]]] = {}
+    fleet: list[ObjectChange] = []
+    for change in _changes(steps):
+        if change[0].resource.spoke is None:
+            fleet.append(change[0])
+        else:
+            per_spoke.setdefault(change[0].resource.spoke, []).append(change)
+    names = sorted(per_spoke.keys() | {u.spoke for u in unresolved}, key=natural)
+    broken = {u.spoke: u for u in unresolved}
+    spokes = []
+    for name in names:
+        changes = per_spoke.get(name, [])
+        own = [c for c, _, _ in changes if c.resource.type == SPOKE_TYPE]
+        removed = any(c.op == "deleted" for c in own)
+        wave = (outputs.get(name) or {}).get("wave")
+        spokes.append(SpokeSummary(
+            name, wave if isinstance(wave, str) else None,
+            *(_version(c, name, outputs, changes, removed) for c in COMPONENTS),
+            objects=[c for c, _, _ in changes], added=any(c.op == "created" for c in own),
+            removed=removed, unresolved=broken.get(name)))
+    problems = [Problem("errors", None, e) for e in errors]
+    for spoke in spokes:
+        problems += _problems(spoke)
+    problems += _object_problems(None, fleet)
+    problems.sort(key=lambda p: list(CATEGORIES).index(p.category))
+    unchanged = sorted(set(outputs) - set(names), key=natural)
+    same = int((document.get("changeSummary") or {}).get("same", 0))
+    return Summary(stack, exit_code, spokes, fleet, unresolved, errors, warnings, problems,
+                   unchanged, same)
