@@ -1,0 +1,145 @@
+"""What drifted, read from Pulumi's own refresh preview.
+
+`pulumi refresh --preview-only --json` reads every object of the stack from its
+spoke and compares it with the state (what the stack applied), without changing the
+state. A step `delete` is an object that is gone from the spoke; a step `update` is an
+object whose live fields differ, and its `detailedDiff` names the fields. The Kubernetes
+provider compares only what the stack wrote, so fields the cluster owns (status,
+defaults, the aggregation controller's rules) are not drift. Steps of resources that
+are not Kubernetes objects (the provider, the fleet's own bookkeeping) are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+
+DELETED = "deleted"
+CHANGED = "changed"
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One object of one spoke that is no longer as the stack applied it."""
+
+    spoke: str
+    kind: str
+    namespace: str
+    name: str
+    change: str
+    fields: tuple[str, ...] = ()
+    # field -> (what the stack applied, what is live), as short text
+    values: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def object(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+    def line(self) -> str:
+        if self.change == DELETED:
+            return f"{self.spoke}: {self.object} was deleted"
+        shown = [f"{f} (applied {a}, live {b})" for f, a, b in self.values] or list(self.fields)
+        return f"{self.spoke}: {self.object} changed: {', '.join(shown) or '(fields)'}"
+
+
+@dataclass
+class DriftReport:
+    drifts: list[Drift] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)  # spoke -> objects read
+    errors: list[str] = field(default_factory=list)
+
+    def by_spoke(self) -> dict[str, list[Drift]]:
+        out: dict[str, list[Drift]] = {spoke: [] for spoke in sorted(self.checked)}
+        for d in self.drifts:
+            out.setdefault(d.spoke, []).append(d)
+        return out
+
+    def to_json(self) -> dict:
+        return {"drift": [asdict(d) for d in self.drifts], "checked": self.checked,
+                "errors": self.errors}
+
+
+def parse_document(text: str) -> dict:
+    """The JSON document of `pulumi ... --json` output (the CLI may print lines after it)."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("no JSON document in the output")
+    doc, _ = json.JSONDecoder().raw_decode(text[start:])
+    return doc
+
+
+def _object(step: Mapping) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of a Kubernetes object step, else None."""
+    state = step.get("oldState") or step.get("newState") or {}
+    typ = state.get("type") or ""
+    if not typ.startswith("kubernetes:") or typ.startswith("pulumi:providers"):
+        return None
+    obj = state.get("outputs") or state.get("inputs") or {}
+    meta = obj.get("metadata") or {}
+    kind = obj.get("kind") or typ.rsplit(":", 1)[-1]
+    return kind, meta.get("namespace") or "", meta.get("name") or ""
+
+
+def _spoke(step: Mapping) -> str:
+    return step["urn"].rsplit("::", 1)[-1].split(":", 1)[0]
+
+
+def _fields(step: Mapping) -> tuple[str, ...]:
+    diff = step.get("detailedDiff") or {}
+    keys = sorted(k for k in diff if not k.startswith(("status", "metadata.managedFields",
+                                                       "metadata.resourceVersion")))
+    return tuple(keys)
+
+
+_TOKEN = re.compile(r'\["([^"]+)"\]|\[(\d+)\]|([^.\[\]]+)')
+_MISSING = object()
+
+
+def value_at(obj: object, path: str) -> object:
+    """The value at a detailedDiff path (`spec.containers[0].image`,
+    `metadata.labels["app.kubernetes.io/name"]`), or a marker when it is not there."""
+    for quoted, index, plain in _TOKEN.findall(path):
+        if index:
+            if not isinstance(obj, list) or int(index) >= len(obj):
+                return _MISSING
+            obj = obj[int(index)]
+        else:
+            if not isinstance(obj, Mapping) or (quoted or plain) not in obj:
+                return _MISSING
+            obj = obj[quoted or plain]
+    return obj
+
+
+def _short(value: object) -> str:
+    text = "(none)" if value is _MISSING else json.dumps(value, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _values(step: Mapping, fields: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    applied = (step.get("oldState") or {}).get("outputs") or {}
+    live = (step.get("newState") or {}).get("outputs") or {}
+    return tuple((f, _short(value_at(applied, f)), _short(value_at(live, f))) for f in fields)
+
+
+def findings(doc: Mapping) -> DriftReport:
+    report = DriftReport()
+    for step in doc.get("steps") or []:
+        obj = _object(step)
+        if obj is None:
+            continue
+        spoke = _spoke(step)
+        report.checked[spoke] = report.checked.get(spoke, 0) + 1
+        op = step.get("op")
+        if op == "delete":
+            report.drifts.append(Drift(spoke, *obj, DELETED))
+        elif op in ("update", "replace"):
+            fields = _fields(step)
+            if fields or not step.get("detailedDiff"):
+                report.drifts.append(Drift(spoke, *obj, CHANGED, fields,
+                                           _values(step, fields)))
+    report.errors = [d.get("message", "").strip() for d in doc.get("diagnostics") or []
+                     if d.get("severity") == "error"]
+    return report

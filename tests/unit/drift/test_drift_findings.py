@@ -1,0 +1,65 @@
+"""Drift read from recorded refresh previews of the lab: each hand edit with its spoke,
+object and field; untouched objects and the fleet's own resources never reported."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from drift.__main__ import main
+from drift.findings import CHANGED, DELETED, findings, parse_document, value_at
+
+RECORDED = Path(__file__).resolve().parents[2] / "support" / "refresh_previews"
+
+
+def recorded(name: str) -> dict:
+    return json.loads(gzip.decompress((RECORDED / f"{name}.json.gz").read_bytes()))
+
+
+def test_three_hand_edits_each_with_spoke_object_and_field() -> None:
+    report = findings(recorded("three-hand-edits"))
+    got = {(d.spoke, d.object, d.change, d.fields) for d in report.drifts}
+    assert got == {
+        ("spoke-1", "ConfigMap knative-serving/config-features", DELETED, ()),
+        ("spoke-1", "Deployment knative-serving/autoscaler", CHANGED, ("spec.replicas",)),
+        ("spoke-1", "ConfigMap knative-serving/config-deployment", CHANGED,
+         ("data.queue-sidecar-image",)),
+    }
+    scaled = next(d for d in report.drifts if d.name == "autoscaler")
+    assert scaled.values == (("spec.replicas", "1", "3"),)
+    assert scaled.line() == ("spoke-1: Deployment knative-serving/autoscaler changed: "
+                             "spec.replicas (applied 1, live 3)")
+    assert report.by_spoke()["spoke-2"] == []
+
+
+def test_an_untouched_stack_has_no_drift() -> None:
+    report = findings(recorded("clean"))
+    assert report.drifts == [] and sum(report.checked.values()) > 0
+
+
+def test_value_at_reads_detailed_diff_paths() -> None:
+    obj = {"spec": {"containers": [{"image": "a"}]},
+           "metadata": {"labels": {"app.kubernetes.io/name": "x"}}}
+    assert value_at(obj, "spec.containers[0].image") == "a"
+    assert value_at(obj, 'metadata.labels["app.kubernetes.io/name"]') == "x"
+    assert value_at(obj, "spec.containers[3].image") is not None  # the missing marker
+
+
+def test_the_document_is_found_before_trailing_cli_lines() -> None:
+    assert parse_document('noise\n{"steps": []}\nerror: something\n') == {"steps": []}
+    with pytest.raises(ValueError):
+        parse_document("error: no JSON here")
+
+
+@pytest.mark.parametrize(("name", "code"), [("three-hand-edits", 1), ("clean", 0)])
+def test_exit_code_says_whether_there_is_drift(tmp_path, capsys, name, code) -> None:
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps(recorded(name)))
+    assert main(["--stack", "s", "--from-json", str(source), "--out", str(tmp_path)]) == code
+    written = json.loads((tmp_path / "drift.json").read_text())
+    assert len(written["drift"]) == (3 if code else 0)
+    out = capsys.readouterr().out
+    assert ("Repair: pulumi up --refresh --stack s" in out) is bool(code)
