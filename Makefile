@@ -20,7 +20,7 @@ export PULUMI_SKIP_CHECKPOINTS ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review test unit lint bench
+.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review drift drift-repair test unit lint bench
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,14 @@ STACK ?= demo
 review: venv toolchain
 	$(TOOLS_ENV) $(PY) -m review --stack $(STACK)
 
+# Drift check for a scheduled job: exit 1 when an object differs from what the stack
+# applied (README, "Drift"); drift-repair applies the stack's own objects again.
+drift: venv toolchain
+	$(TOOLS_ENV) $(PY) -m drift --stack $(STACK)
+
+drift-repair: venv toolchain
+	$(PULUMI) up --refresh --yes --skip-preview --non-interactive --stack $(STACK)
+
 lint: venv
 	$(VENV)/bin/ruff check .
 
@@ -70,7 +78,7 @@ unit: venv
 test: venv toolchain lint
 	$(PY) -m lab up
 	status=0
-	$(PY) -m pytest -q -ra tests || status=$$?
+	$(PY) -m pytest -q -ra --durations=30 tests || status=$$?
 	if [ $$status -ne 0 ]; then $(PY) -m lab dump --out .lab/dump || true; fi
 	$(PY) -m lab down || true
 	exit $$status

@@ -52,12 +52,17 @@ class FleetStack(Stack):
     def configure(self, fleet: list[dict], **overrides: object) -> None:
         self.write_config(STACKS, fleet_config(self.lab, fleet, **overrides))
 
-    def preview_steps(self) -> tuple[Result, list[dict]]:
+    def preview_document(self) -> tuple[Result, dict]:
+        """`pulumi preview --json`: the result and its document ({} when there is none)."""
         res = self.run("preview", "--json")
         try:
-            data = json.loads(res.out[res.out.index("{"):])
+            data, _ = json.JSONDecoder().raw_decode(res.out[res.out.index("{"):])
         except ValueError:
-            return res, []
+            return res, {}
+        return res, data
+
+    def preview_steps(self) -> tuple[Result, list[dict]]:
+        res, data = self.preview_document()
         return res, data.get("steps", [])
 
     def cleanup(self) -> None:

@@ -203,6 +203,20 @@ def _diagnostics(diagnostics: Iterable[Mapping[str, Any]]) \
     return sorted(unresolved.values(), key=lambda u: natural(u.spoke)), errors, warnings
 
 
+# The program's info line on each spoke in a rollout (components.fleet): the wave this
+# run puts the spoke in, known for a new spoke too.
+_WAVE = re.compile(r"wave '([^']+)' \(\d+ of the rollout\)")
+
+
+def _waves(diagnostics: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    out = {}
+    for d in diagnostics:
+        m = _WAVE.search(str(d.get("message", "")))
+        if m and d.get("urn"):
+            out[str(d["urn"]).rsplit("::", 1)[-1]] = m[1]
+    return out
+
+
 def _order(change: ObjectChange) -> tuple:
     return _OP_ORDER[change.op], change.resource.kind, natural(change.resource.name)
 
@@ -256,6 +270,7 @@ def summarise(document: Mapping[str, Any], exit_code: int = 0,
     steps = list(document.get("steps") or [])
     outputs = (_stack_outputs(steps).get("spokes") or {})
     unresolved, errors, warnings = _diagnostics(document.get("diagnostics") or [])
+    waves = _waves(document.get("diagnostics") or [])
     per_spoke: dict[str, list[tuple[ObjectChange, dict, dict]]] = {}
     fleet: list[ObjectChange] = []
     for change in _changes(steps):
@@ -270,7 +285,7 @@ def summarise(document: Mapping[str, Any], exit_code: int = 0,
         changes = per_spoke.get(name, [])
         own = [c for c, _, _ in changes if c.resource.type == SPOKE_TYPE]
         removed = any(c.op == "deleted" for c in own)
-        wave = (outputs.get(name) or {}).get("wave")
+        wave = waves.get(name) or (outputs.get(name) or {}).get("wave")
         spokes.append(SpokeSummary(
             name, wave if isinstance(wave, str) else None,
             *(_version(c, name, outputs, changes, removed) for c in COMPONENTS),

@@ -118,8 +118,13 @@ def test_a_change_that_never_gets_healthy_stops_after_the_canary(world: dict) ->
     before = {n: managed_versions(world["apis"][n]) for n in main}
     configure(world, {"version": "1.23", "workloads": [
         {"name": "controller", "nodeSelector": BROKEN_SELECTOR}]})
-    _, steps = world["stack"].preview_steps()
-    assert "spoke-1" in changed_spokes(steps)
+    _, doc = world["stack"].preview_document()
+    assert "spoke-1" in changed_spokes(doc["steps"])
+    # The preview names each spoke's wave (the review report reads it there).
+    waves = {d.get("urn", "").rsplit("::", 1)[-1]: d["message"].strip()
+             for d in doc.get("diagnostics") or [] if "of the rollout" in d["message"]}
+    assert waves["spoke-1"] == "wave 'canary' (1 of the rollout)", waves
+    assert waves["spoke-4"] == "wave 'main' (2 of the rollout)", waves
     res = world["stack"].up()
     assert not res.ok, res.out
     assert "wave 'canary' is not healthy" in res.out, res.out

@@ -115,3 +115,14 @@ def test_no_secret_reaches_the_report(name: str) -> None:
                 if f["path"].startswith(("data", "stringData")):
                     assert {f.get("old"), f.get("new")} <= {"[secret]"}
     assert "kubeconfig" not in md
+
+
+def test_the_wave_of_a_new_spoke_comes_from_the_programs_info_line() -> None:
+    got = load(PREVIEWS / "new-spoke.json.gz")
+    doc = dict(got.document)
+    doc["diagnostics"] = [*(doc.get("diagnostics") or []), {
+        "urn": "urn:pulumi:demo::knative-fleet::knative-fleet:index:Spoke::spoke-2",
+        "message": "wave 'canary' (1 of the rollout)\n", "severity": "info"}]
+    summary = summarise(doc, 0, "demo")
+    assert [(s.name, s.wave) for s in summary.spokes] == [("spoke-2", "canary")]
+    assert "| spoke-2 (new) | canary |" in render(summary)

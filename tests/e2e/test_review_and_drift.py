@@ -1,0 +1,150 @@
+"""The PR review report and the drift check on the lab, real engine: the report of a
+new spoke, a no-op, a config change on one spoke, a minor upgrade of two spokes, a
+removed spoke and an unreachable spoke, each with its key lines; three hand edits on one
+spoke reported with spoke, object and field, repaired, the untouched spoke clean.
+
+The tests share one stack (Serving only: the reports need nothing more) in file order."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from lab.fleet import FleetStack, entry
+from lab.handle import Lab
+from lab.paths import REPO
+
+pytestmark = pytest.mark.e2e
+DOMAIN = "{{.Name}}.{{.Namespace}}.review.example"
+
+
+@pytest.fixture(scope="module")
+def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    stack = FleetStack(lab, f"t-review-{uuid.uuid4().hex[:6]}",
+                       tmp_path_factory.mktemp("state"))
+    stack.init()
+    try:
+        yield {"stack": stack, "out": tmp_path_factory.mktemp("review"),
+               "s1": lab.spoke("spoke-1").api()}
+    finally:
+        stack.destroy()
+        stack.remove()
+        stack.cleanup()
+
+
+def spoke(name: str, version: str = "1.22", **serving: object) -> dict:
+    e = entry(name, serving=version, eventing=None)
+    e["serving"].update(serving)
+    return e
+
+
+def run_tool(world: dict, module: str, *args: str) -> tuple[int, str, str]:
+    """`python -m review|drift --stack <the stack>`, as CI runs it; (exit, stdout, out dir)."""
+    out = world["out"] / f"{module}-{uuid.uuid4().hex[:4]}"
+    stack = world["stack"]
+    proc = subprocess.run(
+        [sys.executable, "-m", module, "--stack", stack.stack, "--out", str(out), *args],
+        cwd=REPO, env=stack.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc.returncode, proc.stdout, str(out)
+
+
+def review(world: dict, fleet: list[dict]) -> tuple[int, str, dict]:
+    world["stack"].configure(fleet)
+    code, printed, out = run_tool(world, "review")
+    report = Path(out, "report.md").read_text()
+    assert len(report) < 65_536
+    return code, report, json.loads(Path(out, "report.json").read_text())
+
+
+def up(world: dict) -> None:
+    res = world["stack"].up()
+    assert res.ok, res.out
+
+
+def test_a_new_spoke(world: dict) -> None:
+    world["stack"].configure([spoke("spoke-1")])
+    up(world)
+    code, report, data = review(world, [spoke("spoke-1"), spoke("spoke-2")])
+    assert code == 0, report
+    row = next(line for line in report.splitlines() if line.startswith("| spoke-2"))
+    assert "none -> 1.22.1" in row, report
+    assert not any(line.startswith("| spoke-1") for line in report.splitlines()), report
+    up(world)
+
+
+def test_a_no_op(world: dict) -> None:
+    code, report, _ = review(world, [spoke("spoke-1"), spoke("spoke-2")])
+    assert code == 0
+    assert "no changes" in report.splitlines()[0], report
+
+
+def test_a_config_change_on_one_spoke(world: dict) -> None:
+    changed = spoke("spoke-1", config={"network": {"domain-template": DOMAIN}})
+    code, report, _ = review(world, [changed, spoke("spoke-2")])
+    assert code == 0, report
+    assert "config-network" in report and DOMAIN in report, report
+    assert "domain-template" in report, report
+    assert "| spoke-1" in report and "| spoke-2" not in report, report
+
+
+def test_a_minor_upgrade_of_two_spokes(world: dict) -> None:
+    code, report, _ = review(world, [spoke("spoke-1", "1.23"), spoke("spoke-2", "1.23")])
+    assert code == 0, report
+    human = report.split("### Needs a human", 1)[1].split("\n### ", 1)[0]
+    assert "Serving 1.22.1 -> 1.23.0" in human and "spoke-1" in human and "spoke-2" in human
+    assert "CRD" in human, human
+    for name in ("spoke-1", "spoke-2"):
+        row = next(line for line in report.splitlines() if line.startswith(f"| {name}"))
+        assert "1.22.1 -> 1.23.0" in row, row
+
+
+def test_a_removed_spoke(world: dict) -> None:
+    code, report, _ = review(world, [spoke("spoke-1")])
+    assert code == 0, report
+    human = report.split("### Needs a human", 1)[1].split("\n### ", 1)[0]
+    assert "Deletes" in human and "spoke-2" in human, human
+    assert "Serving 1.22.1 -> none" in human, human
+
+
+def test_an_unreachable_spoke(world: dict) -> None:
+    gone = entry("spoke-9", profile="no-such-profile", eventing=None)
+    code, report, data = review(world, [spoke("spoke-1"), spoke("spoke-2"), gone])
+    assert code == 1, report
+    human = report.split("### Needs a human", 1)[1]
+    assert "spoke-9" in human and "ClusterProfileNotFound" in human, human
+
+
+def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
+    world["stack"].configure([spoke("spoke-1"), spoke("spoke-2")])
+    code, printed, _ = run_tool(world, "drift")
+    assert code == 0, printed
+    core, apps = client.CoreV1Api(world["s1"]), client.AppsV1Api(world["s1"])
+    core.patch_namespaced_config_map("config-deployment", "knative-serving",
+                                     {"data": {"queue-sidecar-image": "hand/edited:1"}})
+    apps.patch_namespaced_deployment_scale("autoscaler", "knative-serving",
+                                           {"spec": {"replicas": 3}})
+    core.delete_namespaced_config_map("config-features", "knative-serving")
+    code, printed, out = run_tool(world, "drift")
+    assert code == 1, printed
+    assert ("spoke-1: 3 object(s) drifted" in printed
+            and "ConfigMap knative-serving/config-features was deleted" in printed
+            and "Deployment knative-serving/autoscaler changed: spec.replicas "
+                "(applied 1, live 3)" in printed
+            and "ConfigMap knative-serving/config-deployment changed: "
+                "data.queue-sidecar-image" in printed), printed
+    assert "spoke-2: no drift" in printed, printed
+    found = json.loads(Path(out, "drift.json").read_text())["drift"]
+    assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 3
+    res = world["stack"].up("--refresh")
+    assert res.ok, res.out
+    code, printed, _ = run_tool(world, "drift")
+    assert code == 0, printed
+    assert core.read_namespaced_config_map("config-deployment", "knative-serving").data[
+        "queue-sidecar-image"] != "hand/edited:1"
