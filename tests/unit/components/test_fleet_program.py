@@ -11,6 +11,7 @@ import pytest
 
 from access import PluginCredential, Reason, ResolutionError, ResolvedSpoke, SpokeFacts
 from components import fleet as fleet_mod
+from components import waves as waves_mod
 from config.fleet import parse_fleet_config
 from core.errors import ReleaseError, TransformError
 from knative import plan as planning
@@ -201,7 +202,7 @@ TWO_WAVES = {"waves": [{"name": "canary", "selector": {"matchLabels": {"ring": "
 def test_waves_register_what_they_may(rollout, down, registered, started):
     pulumi.runtime.set_mocks(Mocks(), preview=False)
     cfg, waves, results = _waves_and_results(rollout, down)
-    runs = fleet_mod.run_waves(cfg, waves, results, [])
+    runs = waves_mod.run_waves(cfg, waves, results, [])
     assert {n for r in runs for n in r.spokes} == registered
     assert [r.started for r in runs] == started
     gates = [g for r in runs for g in r.gates]
