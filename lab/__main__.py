@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=None,
                         help=f"the lab's directory (default: ${LAB_DIR_ENV}, else .lab/)")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    p_up = sub.add_parser("up", help="start (or check) a hub and N spokes")
+    p_up = sub.add_parser("up", help="start (or check) a hub and exactly N spokes")
     p_up.add_argument("--spokes", type=int, default=2)
     sub.add_parser("status", help="show the clusters")
     p_dump = sub.add_parser("dump", help="collect component logs and events")
