@@ -12,12 +12,16 @@ from kubernetes import client
 from lab.fleet import FleetStack
 from lab.handle import Lab
 
+# The fleet's own resources, not a spoke's: its membership and the wave gates.
+FLEET_TYPES = ("knative-fleet:FleetMembership", "knative-fleet:WaveGate")
+
 
 def changed_spokes(steps: list[dict]) -> dict[str, set[str]]:
-    """{spoke name: {ops}} for every step that is not `same`."""
+    """{spoke name: {ops}} for every step that is not `same` (fleet-level resources aside:
+    the membership changes with the set of spokes, a gate with its wave)."""
     out: dict[str, set[str]] = {}
     for step in steps:
-        if step.get("op") in ("same", "read"):
+        if step.get("op") in ("same", "read") or any(t in step["urn"] for t in FLEET_TYPES):
             continue
         name = step["urn"].rsplit("::", 1)[-1]
         spoke = name.split(":", 1)[0]
