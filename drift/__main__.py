@@ -15,16 +15,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from drift.findings import DriftReport, findings, parse_document
+from drift.findings import DriftReport, findings
+from review import preview
 
 NO_DRIFT, DRIFT, FAILED = 0, 1, 2
 
 
-def refresh_preview(stack: str) -> tuple[int, str]:
+def refresh_preview(stack: str) -> tuple[int, dict]:
+    """The refresh preview's document; read as a preview's, so a run that failed before
+    the engine started is a document with its error (review.preview.parse)."""
     proc = subprocess.run(
         ["pulumi", "refresh", "--preview-only", "--json", "--stack", stack,
-         "--non-interactive"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return proc.returncode, proc.stdout
+         "--non-interactive"], capture_output=True, text=True, check=False)
+    return proc.returncode, preview.parse(proc.stdout, proc.stderr, proc.returncode)
 
 
 def render(stack: str, report: DriftReport) -> str:
@@ -48,26 +51,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="where drift.json goes (default .review/<stack>/)")
     parser.add_argument("--from-json", type=Path, default=None,
-                        help="read a recorded `pulumi refresh --preview-only --json`")
+                        help="read a recorded `pulumi refresh --preview-only --json` "
+                        "(.json or .json.gz)")
     args = parser.parse_args(argv)
     if args.from_json:
-        code, text = 0, args.from_json.read_text()
+        recorded = preview.load(args.from_json)
+        code, document = recorded.exit_code, recorded.document
     else:
-        code, text = refresh_preview(args.stack)
-    try:
-        report = findings(parse_document(text))
-    except ValueError:
-        print(f"drift: the refresh preview of stack {args.stack} failed (exit {code}):\n"
-              f"{text[-4000:]}", file=sys.stderr)
-        return FAILED
+        code, document = refresh_preview(args.stack)
+    report = findings(document)
     out = args.out or Path(".review") / args.stack
     out.mkdir(parents=True, exist_ok=True)
     (out / "drift.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
     print(render(args.stack, report))
     print(f"drift: written to {out / 'drift.json'}", file=sys.stderr)
     if code != 0 or report.errors:
-        for error in report.errors:
-            print(f"drift: {error}", file=sys.stderr)
+        for error in report.errors or [f"pulumi exited with {code}"]:
+            print(f"drift: the check could not run: {error}", file=sys.stderr)
         return FAILED
     return DRIFT if report.drifts else NO_DRIFT
 

@@ -62,15 +62,6 @@ class DriftReport:
                 "errors": self.errors}
 
 
-def parse_document(text: str) -> dict:
-    """The JSON document of `pulumi ... --json` output (the CLI may print lines after it)."""
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("no JSON document in the output")
-    doc, _ = json.JSONDecoder().raw_decode(text[start:])
-    return doc
-
-
 def _object(step: Mapping) -> tuple[str, str, str] | None:
     """(kind, namespace, name) of a Kubernetes object step, else None."""
     state = step.get("oldState") or step.get("newState") or {}

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from drift.__main__ import main
-from drift.findings import CHANGED, DELETED, findings, parse_document, value_at
+from drift.findings import CHANGED, DELETED, findings, value_at
+from review import preview
 
 RECORDED = Path(__file__).resolve().parents[2] / "support" / "refresh_previews"
 
@@ -48,16 +49,17 @@ def test_value_at_reads_detailed_diff_paths() -> None:
     assert value_at(obj, "spec.containers[3].image") is not None  # the missing marker
 
 
-def test_the_document_is_found_before_trailing_cli_lines() -> None:
-    assert parse_document('noise\n{"steps": []}\nerror: something\n') == {"steps": []}
-    with pytest.raises(ValueError):
-        parse_document("error: no JSON here")
+def test_a_refresh_that_could_not_run_exits_2(tmp_path, capsys) -> None:
+    """pulumi failing before the engine ran (no stack, no login): no JSON on stdout."""
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps(preview.parse("", "error: no stack named 's'", 255)))
+    assert main(["--stack", "s", "--from-json", str(source), "--out", str(tmp_path)]) == 2
+    assert "no stack named 's'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("name", "code"), [("three-hand-edits", 1), ("clean", 0)])
 def test_exit_code_says_whether_there_is_drift(tmp_path, capsys, name, code) -> None:
-    source = tmp_path / "in.json"
-    source.write_text(json.dumps(recorded(name)))
+    source = RECORDED / f"{name}.json.gz"
     assert main(["--stack", "s", "--from-json", str(source), "--out", str(tmp_path)]) == code
     written = json.loads((tmp_path / "drift.json").read_text())
     assert len(written["drift"]) == (3 if code else 0)
