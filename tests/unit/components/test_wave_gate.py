@@ -3,6 +3,8 @@ maxFailures failing spokes (unreachable ones included), and never sleeps for rea
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from components import membership, wave_gate
@@ -91,3 +93,37 @@ def test_membership_check_refuses_a_deselected_spoke_unless_uninstall(monkeypatc
     assert [f.reason for f in result.failures] == [found[0].message()]
     assert not provider.diff("m", {"spokes": {}, "profiles": {"x": {}}},
                              {"spokes": {}, "profiles": {"x": {"a": "b"}}}).changes
+
+
+def test_the_reader_keeps_one_client_per_spoke_and_drops_it_on_failure(monkeypatch) -> None:
+    opened: list[str] = []
+    fail = {"now": False}
+
+    class Api:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    @contextlib.contextmanager
+    def fake_client(connection: dict, _timeout: float):
+        opened.append(connection["id"])
+        yield Api(connection["id"])
+
+    def fake_read(api: Api, deployments: list[str]) -> dict:
+        if fail["now"]:
+            raise ConnectionError("gone")
+        return {d: None for d in deployments}
+
+    monkeypatch.setattr(wave_gate, "spoke_client", fake_client)
+    monkeypatch.setattr(wave_gate, "_read", fake_read)
+    reader = wave_gate.DeploymentReader()
+    spoke = {"connection": {"id": "a"}, "deployments": DEPLOYS}
+    for _ in range(3):
+        reader("a", spoke, 1.0)
+    assert opened == ["a"]  # the exec plugin ran once for three polls
+    fail["now"] = True
+    with pytest.raises(ConnectionError):
+        reader("a", spoke, 1.0)
+    fail["now"] = False
+    reader("a", spoke, 1.0)
+    assert opened == ["a", "a"]  # a fresh client (and credential) after the failure
+    reader.close()
