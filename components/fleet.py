@@ -199,8 +199,7 @@ def _fail_if_incomplete(results: dict[str, SpokeResult], runs: list[WaveRun]) ->
         problems.append(
             f"{len(failed)} of {len(results)} spokes could not be resolved: {names}. "
             "Their resources were left untouched; the other spokes were updated.")
-    stop = next((r for r in runs if r.started and r.plan.gated
-                 and len(r.unreachable) > r.plan.max_failures), None)
+    stop = next((r for r in runs if r.started and r.stops_rollout), None)
     if stop is not None:
         later = [r for r in runs if not r.started]
         untouched = ", ".join(s.entry.name for r in later for s in r.plan.spokes) or "none"

@@ -47,11 +47,17 @@ class WaveRun:
     unreachable: dict[str, str] = field(default_factory=dict)
     started: bool = True
 
+    @property
+    def stops_rollout(self) -> bool:
+        """More unreachable spokes than the wave allows: the waves after it do not start
+        (the implicit wave of a stack without waves has none after it)."""
+        return self.plan.gated and len(self.unreachable) > self.plan.max_failures
+
     def output(self) -> dict[str, object]:
         out: dict[str, object] = {"spokes": [s.entry.name for s in self.plan.spokes]}
         if not self.started:
             out["status"] = "NotStarted"
-        elif self.plan.gated and len(self.unreachable) > self.plan.max_failures:
+        elif self.stops_rollout:
             out["status"] = "Stopped"
         else:
             done = [g.id for g in self.gates] + [s.ready for s in self.spokes.values()]
@@ -90,10 +96,8 @@ def run_waves(cfg: FleetConfig, waves: list[WavePlan], results: dict[str, SpokeR
         wave = run.plan
         run.unreachable = {s.entry.name: str(results[s.entry.name].error)
                            for s in wave.spokes if results[s.entry.name].error}
-        # The wave's reachable spokes are updated either way; too many unreachable ones
-        # stop the rollout after it (the implicit wave of a stack without waves has
-        # nothing after it).
-        stopped = wave.gated and len(run.unreachable) > wave.max_failures
+        # The wave's reachable spokes are updated either way.
+        stopped = run.stops_rollout
         later = [w.name for w in waves[i + 1:]]
         batches = wave.batches()
         for b, batch in enumerate(batches):
