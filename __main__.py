@@ -9,7 +9,7 @@ from config.fleet import CONFIG_NAMESPACE, parse_fleet_config
 from core.errors import ConfigError
 
 STRING_KEYS = ("providerFile", "releaseBase")
-STRUCTURED_KEYS = ("hub", "pluginTimeoutSeconds", "fleet", "groups", "rollout")
+STRUCTURED_KEYS = ("hub", "pluginTimeoutSeconds", "ring", "fleet", "groups", "rollout")
 
 
 def raw_config() -> dict:

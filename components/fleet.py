@@ -152,6 +152,7 @@ def deploy(cfg: FleetConfig) -> dict[str, Spoke]:
             outputs[selected_spoke.entry.name] = _spoke_output(
                 results[selected_spoke.entry.name], selected_spoke, run,
                 spokes.get(selected_spoke.entry.name), shown_wave=cfg.rollout is not None)
+    pulumi.export("ring", cfg.ring)
     pulumi.export("spokes", outputs)
     if cfg.rollout is not None:
         pulumi.export("waves", {run.plan.name: run.output() for run in runs})

@@ -1,8 +1,9 @@
 """The fleet stack's configuration: every input the user writes, validated once.
 
 Stack config keys (namespace `knative-fleet`): `hub`, `providerFile`,
-`releaseBase`, `pluginTimeoutSeconds`, `fleet` (spokes by name), `groups` (spokes by
-ClusterProfile labels, config.groups) and `rollout` (waves, config.rollout); each
+`releaseBase`, `pluginTimeoutSeconds`, `ring` (the stack's rollout ring, for the fleet
+runner), `fleet` (spokes by name), `groups` (spokes by ClusterProfile labels,
+config.groups) and `rollout` (waves, config.rollout); each
 entry's and group's `serving` and `eventing` are the Knative specs of
 knative.spec.component. All problems are reported
 in one error, each with its config path, before any resource is registered.
@@ -32,6 +33,12 @@ CONFIG_NAMESPACE = "knative-fleet"
 
 SpokeName = dns_label_name("spoke name")
 
+# The stack's rollout ring: the fleet runner (`python -m runner`) changes every stack of
+# ring 1, then of ring 2 once all of ring 1 succeeded, and so on. Strict: `true` or
+# `1.0` is a typo, not ring 1. The runner reads the same key from the stack file.
+Ring = Annotated[int, Field(ge=1, strict=True)]
+DEFAULT_RING = 1
+
 
 class HubConfig(Strict):
     kubeconfig: str | None = None
@@ -54,6 +61,7 @@ class FleetConfig(Strict):
     provider_file: str | None = Field(None, alias="providerFile")
     release_base: str = Field("https://github.com", alias="releaseBase")
     plugin_timeout_seconds: float = Field(30.0, alias="pluginTimeoutSeconds", gt=0, le=600)
+    ring: Ring = DEFAULT_RING
     fleet: list[FleetEntry] = []
     groups: list[FleetGroup] = []
     rollout: Rollout | None = None
