@@ -1,0 +1,151 @@
+"""`python -m runner OPERATION --stacks PATTERN [options]`: run many stacks ring by ring.
+
+    python -m runner up --stacks 'prod-*'                 every prod stack, ring by ring
+    python -m runner up --stacks 'prod-*' --shard 2/4     this CI job's part of each ring
+    python -m runner up --stacks 'prod-*' --ring 1        only ring 1 (a CI job per ring)
+    python -m runner preview|destroy|refresh --stacks ... the same for the other operations
+    python -m runner status [--stacks PATTERN] [--json]   the fleet-wide view
+
+`refresh` is a drift check: a refresh preview, the state is not written. `up` and
+`destroy` stop at the first ring with a failed stack; `preview` and `refresh` report
+every ring. Exit code 0 when every stack succeeded (and, for refresh, none drifted), 1
+otherwise, 2 when the stacks cannot be chosen as asked. See runner/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from runner import execution, plan, selection, status, summary
+from runner.progress import Board
+from runner.results import OPERATIONS
+
+REPO = Path(__file__).resolve().parent.parent
+RUNS_DIR = ".fleet-runs"
+USAGE_ERROR = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m runner", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for op in (*OPERATIONS, "status"):
+        cmd = sub.add_parser(op, help="the fleet-wide view" if op == "status" else
+                             f"{op} of the chosen stacks, ring by ring")
+        if op == "status":
+            cmd.add_argument("--stacks", default="*", metavar="PATTERN",
+                             help="stack names, shell-style (`prod-*`; several: `a-*,b-*`); "
+                             "default: every stack")
+        else:
+            cmd.add_argument("--stacks", required=True, metavar="PATTERN",
+                             help="stack names, shell-style (`prod-*`; several: `a-*,b-*`)")
+            cmd.add_argument("--shard", type=_shard, metavar="I/N",
+                             help="take only shard I of N of every ring (a CI matrix job)")
+            cmd.add_argument("--log-dir", type=Path, metavar="DIR",
+                             help="where each stack's log goes (default: "
+                             f"{RUNS_DIR}/<timestamp>/ in the project directory)")
+            cmd.add_argument("--progress-every", type=float, default=10.0, metavar="S",
+                             help="at most one progress line per stack every S seconds")
+        cmd.add_argument("--ring", type=int, action="append", metavar="N",
+                         help="only the stacks of ring N (repeat for several rings)")
+        cmd.add_argument("--parallel", type=_positive, default=4, metavar="N",
+                         help="at most N stacks at once (default 4)")
+        cmd.add_argument("--project-dir", type=Path, default=REPO, metavar="DIR",
+                         help="the Pulumi project (default: this repository)")
+        cmd.add_argument("--json", action="store_true",
+                         help="print JSON on stdout (progress goes to stderr)")
+    return p
+
+
+def _shard(text: str) -> selection.Shard:
+    try:
+        return selection.Shard.parse(text)
+    except selection.SelectionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def new_run_dir(project_dir: Path) -> Path:
+    """`.fleet-runs/<timestamp>/`, a new directory for every run."""
+    base = project_dir / RUNS_DIR / time.strftime("%Y%m%d-%H%M%S")
+    run_dir, n = base, 1
+    while True:
+        try:
+            run_dir.mkdir(parents=True)
+            return run_dir
+        except FileExistsError:
+            n += 1
+            run_dir = base.with_name(f"{base.name}-{n}")
+
+
+def run_operation(args: argparse.Namespace, out: Callable[[str], Any]) -> int:
+    project_dir = args.project_dir.resolve()
+    rings = set(args.ring) if args.ring else None
+    stacks = selection.select(project_dir, args.stacks, args.shard, rings)
+    shard = f" (shard {args.shard})" if args.shard else ""
+    ordered = plan.rings(stacks)
+    if not stacks:
+        out(f"shard {args.shard} holds none of the stacks matching {args.stacks!r}: "
+            "nothing to do")
+    log_dir = (args.log_dir.resolve() if args.log_dir else new_run_dir(project_dir))
+    log_dir.mkdir(parents=True, exist_ok=True)
+    out(f"{args.command} of {len(stacks)} stacks in {len(ordered)} rings{shard}, at most "
+        f"{args.parallel} at once; logs in {log_dir}")
+    board = Board(out, every_s=args.progress_every,
+                  width=max((len(s.name) for s in stacks), default=0))
+
+    def run_ring(ring: plan.Ring) -> dict:
+        out(f"ring {ring.number}: {', '.join(ring.names)}")
+        return execution.run_ring(ring, args.command, project_dir, log_dir, args.parallel,
+                                  board, out)
+
+    rollout = plan.run_rollout(args.command, ordered, run_ring)
+    document = summary.to_json(rollout, str(log_dir))
+    (log_dir / "summary.json").write_text(json.dumps(document, indent=2) + "\n")
+    out(summary.render(rollout, str(log_dir)))
+    if args.json:
+        print(json.dumps(document, indent=2))
+    return summary.exit_code(rollout)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    project_dir = args.project_dir.resolve()
+    stacks = selection.select(project_dir, args.stacks,
+                              rings=set(args.ring) if args.ring else None)
+    statuses = status.read_fleet(project_dir, stacks, args.parallel)
+    if args.json:
+        print(json.dumps(status.to_json(statuses), indent=2))
+    else:
+        print(status.render_table(statuses))
+    return 1 if any(s.error for s in statuses) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+
+    def out(line: str) -> None:
+        print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
+
+    try:
+        if args.command == "status":
+            return run_status(args)
+        return run_operation(args, out)
+    except selection.SelectionError as exc:
+        print(f"python -m runner: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""The fleet-wide view: per stack and per spoke, the ring, whether the spoke's
+ClusterProfile resolved (and why not), the Knative versions installed, whether every
+Deployment is ready, and the stack's last update.
+
+Read only from what the stacks already keep: their outputs (`ring`, `spokes`, written by
+the program on every successful update) and the first page of their history. Nothing
+is stored for the view, so it can never disagree with the stacks; it is as fresh as
+each stack's last update (run `refresh` for what the clusters hold now).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from runner.selection import StackFile
+
+COLUMNS = ("STACK", "RING", "SPOKE", "RESOLVED", "REASON", "SERVING", "EVENTING", "READY",
+           "LAST UPDATE")
+
+
+@dataclass(frozen=True)
+class SpokeStatus:
+    spoke: str
+    cluster_profile: str | None
+    resolved: str | None  # "True" / "False", the targetClusterResolved condition's status
+    reason: str | None
+    message: str | None
+    serving: str | None
+    eventing: str | None
+    ready: bool | None
+    group: str | None = None
+    wave: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spoke": self.spoke, "clusterProfile": self.cluster_profile,
+                "resolved": self.resolved, "reason": self.reason, "message": self.message,
+                "serving": self.serving, "eventing": self.eventing, "ready": self.ready,
+                "group": self.group, "wave": self.wave}
+
+
+@dataclass
+class StackStatus:
+    stack: str
+    ring: int
+    exists: bool = True
+    last_update: dict[str, Any] | None = None  # kind, result, startTime, endTime, version
+    spokes: list[SpokeStatus] = field(default_factory=list)
+    error: str | None = None  # the stack could not be read
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stack": self.stack, "ring": self.ring, "exists": self.exists,
+                "lastUpdate": self.last_update, "error": self.error,
+                "spokes": [s.to_json() for s in self.spokes]}
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def spoke_status(name: str, out: Any) -> SpokeStatus:
+    """One spoke from the `spokes` output (README, "Outputs")."""
+    out = out if isinstance(out, Mapping) else {}
+    cond = out.get("targetClusterResolved")
+    cond = cond if isinstance(cond, Mapping) else {}
+    ready = out.get("ready")
+    return SpokeStatus(
+        spoke=name, cluster_profile=_text(out.get("clusterProfile")),
+        resolved=_text(cond.get("status")), reason=_text(cond.get("reason")),
+        message=_text(cond.get("message")), serving=_text(out.get("serving")),
+        eventing=_text(out.get("eventing")), ready=ready if isinstance(ready, bool) else None,
+        group=_text(out.get("group")), wave=_text(out.get("wave")))
+
+
+def stack_status(stack: StackFile, outputs: Mapping[str, Any] | None,
+                 last_update: Mapping[str, Any] | None) -> StackStatus:
+    """A stack's view from its outputs (None: the stack is not in the backend) and its
+    last history entry. The ring is the one its last update exported, else the one its
+    stack file says."""
+    if outputs is None:
+        return StackStatus(stack.name, stack.ring, exists=False)
+    ring = outputs.get("ring")
+    spokes = outputs.get("spokes")
+    spokes = spokes if isinstance(spokes, Mapping) else {}
+    return StackStatus(
+        stack=stack.name, ring=ring if isinstance(ring, int) and ring >= 1 else stack.ring,
+        last_update=dict(last_update) if last_update else None,
+        spokes=[spoke_status(n, spokes[n]) for n in sorted(spokes)])
+
+
+def update_json(summary: Any) -> dict[str, Any]:
+    """An Automation API `UpdateSummary` as plain data."""
+    def stamp(value: datetime | None) -> str | None:
+        return value.isoformat() if value else None
+    return {"kind": summary.kind, "result": summary.result, "version": summary.version,
+            "startTime": stamp(summary.start_time), "endTime": stamp(summary.end_time)}
+
+
+def read_stack(project_dir: Path, stack: StackFile) -> StackStatus:
+    """Reads one stack's outputs and last update through the Automation API."""
+    from pulumi import automation as auto
+
+    try:
+        try:
+            handle = auto.select_stack(stack.name, work_dir=str(project_dir))
+        except auto.StackNotFoundError:
+            return stack_status(stack, None, None)
+        outputs = {k: ("[secret]" if v.secret else v.value)
+                   for k, v in handle.outputs().items()}
+        history = handle.history(page_size=1, show_secrets=False)
+        return stack_status(stack, outputs, update_json(history[0]) if history else None)
+    except Exception as exc:  # noqa: BLE001 - one unreadable stack must not hide the fleet
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        return StackStatus(stack.name, stack.ring, error=" ".join(lines[-3:]) or repr(exc))
+
+
+def read_fleet(project_dir: Path, stacks: list[StackFile], parallel: int) -> list[StackStatus]:
+    """Every stack's view, read `parallel` at a time (each read is a few CLI calls)."""
+    if not stacks:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(stacks)))) as pool:
+        return list(pool.map(lambda s: read_stack(project_dir, s), stacks))
+
+
+def _last(update: Mapping[str, Any] | None) -> str:
+    if not update:
+        return "never"
+    when = (update.get("endTime") or update.get("startTime") or "")[:19].replace("T", " ")
+    version = f" #{update['version']}" if update.get("version") is not None else ""
+    return f"{update.get('kind')} {update.get('result')} {when}{version}".strip()
+
+
+def _yes_no(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "NO")
+
+
+def rows(statuses: list[StackStatus]) -> list[tuple[str, ...]]:
+    """The table's rows: one per spoke, one for a stack with no spoke to show."""
+    out: list[tuple[str, ...]] = []
+    for st in sorted(statuses, key=lambda s: (s.ring, s.stack)):
+        last = _last(st.last_update)
+        if st.error:
+            out.append((st.stack, str(st.ring), "-", "-", f"cannot read: {st.error}", "-",
+                        "-", "-", "-"))
+        elif not st.exists:
+            out.append((st.stack, str(st.ring), "-", "-", "not created", "-", "-", "-",
+                        "never"))
+        elif not st.spokes:
+            out.append((st.stack, str(st.ring), "-", "-", "no spokes", "-", "-", "-", last))
+        for sp in st.spokes if st.exists and not st.error else []:
+            resolved = {"True": "yes", "False": "NO"}.get(sp.resolved or "", sp.resolved or "-")
+            out.append((st.stack, str(st.ring), sp.spoke, resolved, sp.reason or "-",
+                        sp.serving or "-", sp.eventing or "-", _yes_no(sp.ready), last))
+    return out
+
+
+def totals(statuses: list[StackStatus]) -> dict[str, int]:
+    spokes = [sp for st in statuses for sp in st.spokes]
+    return {"stacks": len(statuses),
+            "notCreated": sum(not st.exists for st in statuses),
+            "unreadable": sum(st.error is not None for st in statuses),
+            "spokes": len(spokes),
+            "resolved": sum(sp.resolved == "True" for sp in spokes),
+            "ready": sum(sp.ready is True for sp in spokes)}
+
+
+def render_table(statuses: list[StackStatus]) -> str:
+    table = [COLUMNS, *rows(statuses)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+             for r in table]
+    t = totals(statuses)
+    lines.append(f"{t['stacks']} stacks ({t['notCreated']} not created, {t['unreadable']} "
+                 f"unreadable), {t['spokes']} spokes: {t['resolved']} resolved, "
+                 f"{t['ready']} ready")
+    return "\n".join(lines)
+
+
+def to_json(statuses: list[StackStatus]) -> dict[str, Any]:
+    ordered = sorted(statuses, key=lambda s: (s.ring, s.stack))
+    return {"stacks": [s.to_json() for s in ordered], "totals": totals(statuses)}

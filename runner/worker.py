@@ -1,0 +1,210 @@
+"""One operation on one stack, in a process of its own, through Pulumi's Automation API.
+
+One process per stack, as Pulumi recommends for the Python Automation API: the SDK keeps
+process-wide state (the working directory, the engine connection, environment
+variables), so two stacks in one process can step on each other. The stack is the
+project's local program (`LocalWorkspace` on the project directory, whose Pulumi.yaml
+says where the stack files are); the environment (backend URL, passphrase, PULUMI_HOME,
+PATH with the toolchain) is the runner's own, inherited.
+
+The engine's whole output goes to the stack's log file; the runner's process gets
+progress snapshots and, at the end, the `StackResult`, over a queue.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.progress import Snapshot, StackProgress, resources_after
+from runner.results import FAILED, SUCCEEDED, StackResult
+
+SEND_EVERY_S = 0.5
+_ERROR_TAIL_LINES = 12
+
+
+@dataclass(frozen=True)
+class Job:
+    stack: str
+    ring: int
+    operation: str
+    project_dir: str
+    log_path: str
+
+
+Report = Callable[[Snapshot], None]
+
+
+def main(job: Job, queue: Any) -> None:
+    """The process's entry point (multiprocessing, 'spawn'): runs the job and puts
+    `("progress", snapshot)` messages, then exactly one `("result", result)`."""
+    started = time.monotonic()
+    # Ctrl-C reaches Pulumi too, which ends the update cleanly: wait for it, and say so.
+    interrupted = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    try:
+        result = run(job, lambda snap: queue.put(("progress", snap)))
+    except BaseException as exc:  # noqa: BLE001 - any failure is this stack's result
+        result = StackResult(job.stack, job.ring, job.operation, FAILED,
+                             error=f"{type(exc).__name__}: {exc}")
+    if interrupted.is_set() and result.status == FAILED:
+        result.error = f"interrupted (Ctrl-C): {result.error}"
+    result.elapsed_s = time.monotonic() - started
+    result.log = job.log_path
+    queue.put(("result", result))
+
+
+class _Log:
+    """The stack's log file, written from the SDK's stdout, stderr and event threads."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = path.open("w", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def write(self, line: str) -> None:
+        with self._lock:
+            self._file.write(line.rstrip("\n") + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _Throttle:
+    """Sends a snapshot when something changed, at most every SEND_EVERY_S seconds
+    (at once when an object failed): thousands of events must not flood the queue."""
+
+    def __init__(self, progress: StackProgress, report: Report) -> None:
+        self.progress = progress
+        self.report = report
+        self._last: Snapshot | None = None
+        self._at = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, force: bool = False) -> None:
+        with self._lock:
+            snap = self.progress.snapshot()
+            now = time.monotonic()
+            if snap == self._last:
+                return
+            failed_more = self._last is not None and snap.failed > self._last.failed
+            if force or failed_more or now - self._at >= SEND_EVERY_S:
+                self._last, self._at = snap, now
+                self.report(snap)
+
+
+def run(job: Job, report: Report) -> StackResult:
+    from pulumi import automation as auto  # in the stack's own process only
+
+    log = _Log(Path(job.log_path))
+    progress = StackProgress(job.stack)
+    send = _Throttle(progress, report)
+    try:
+        log.write(f"# {job.operation} of stack {job.stack} (ring {job.ring}), "
+                  f"project {job.project_dir}")
+        progress.step = "selecting the stack"
+        send(force=True)
+        try:
+            stack = _open(auto, job)
+        except auto.StackNotFoundError:
+            return _no_stack(job)
+        last = stack.info(show_secrets=False)
+        if last is not None:
+            progress.expected = resources_after(last.kind, last.resource_changes)
+        progress.step = f"{job.operation}: waiting for the engine"
+        send(force=True)
+
+        def on_event(event: Any) -> None:
+            progress.apply(event)
+            send()
+
+        common = {"on_output": log.write, "on_error": log.write, "on_event": on_event,
+                  "color": "never", "suppress_progress": True}
+        try:
+            changes = _OPERATIONS[job.operation](stack, common)
+            status, error = SUCCEEDED, None
+        except auto.CommandError as exc:
+            status, error = FAILED, _error_text(progress, exc)
+        send(force=True)
+        return StackResult(
+            job.stack, job.ring, job.operation, status, error=error,
+            changes=changes if status == SUCCEEDED else (progress.changes or {}),
+            spokes=_spokes_output(stack, log), error_spokes=progress.error_spokes())
+    finally:
+        log.close()
+
+
+def _open(auto: Any, job: Job) -> Any:
+    """`up` and `preview` create a stack that has a file but no state yet (a new
+    shard); the others need the stack to exist."""
+    if job.operation in ("up", "preview"):
+        return auto.create_or_select_stack(job.stack, work_dir=job.project_dir)
+    return auto.select_stack(job.stack, work_dir=job.project_dir)
+
+
+def _no_stack(job: Job) -> StackResult:
+    if job.operation == "destroy":
+        return StackResult(job.stack, job.ring, job.operation, SUCCEEDED,
+                           note="no such stack in the backend: nothing to destroy")
+    return StackResult(job.stack, job.ring, job.operation, FAILED,
+                       error="no such stack in the backend (PULUMI_BACKEND_URL); run `up` "
+                             "for it first")
+
+
+def _preview(stack: Any, common: dict) -> dict[str, int]:
+    return _ops(stack.preview(**common).change_summary)
+
+
+def _up(stack: Any, common: dict) -> dict[str, int]:
+    return _ops(stack.up(show_secrets=False, **common).summary.resource_changes)
+
+
+def _destroy(stack: Any, common: dict) -> dict[str, int]:
+    return _ops(stack.destroy(show_secrets=False, **common).summary.resource_changes)
+
+
+def _refresh(stack: Any, common: dict) -> dict[str, int]:
+    """Drift: a refresh that only previews (the state is not written). Newer SDKs have
+    `preview_refresh`; older ones spell it `refresh(preview_only=True)`."""
+    if hasattr(stack, "preview_refresh"):
+        return _ops(stack.preview_refresh(show_secrets=False, **common).change_summary)
+    return _ops(stack.refresh(preview_only=True, show_secrets=False,
+                              **common).summary.resource_changes)
+
+
+_OPERATIONS: dict[str, Callable[[Any, dict], dict[str, int]]] = {
+    "preview": _preview, "up": _up, "destroy": _destroy, "refresh": _refresh}
+
+
+def _ops(changes: Any) -> dict[str, int]:
+    return {str(getattr(op, "value", op)): int(n) for op, n in (changes or {}).items()}
+
+
+def _error_text(progress: StackProgress, exc: Exception) -> str:
+    """The run's own error diagnostics; without any (Pulumi failed before the engine
+    ran), the end of the command's stderr."""
+    if progress.errors:
+        return "\n".join(progress.errors)
+    text = str(exc)  # the SDK's "code: N / stdout: ... / stderr: ..."
+    _, sep, stderr = text.rpartition("\n stderr: ")
+    lines = [line for line in (stderr if sep else text).splitlines() if line.strip()]
+    return "\n".join(lines[-_ERROR_TAIL_LINES:])
+
+
+def _spokes_output(stack: Any, log: _Log) -> dict[str, dict]:
+    """The stack's `spokes` output after the run (secret values are not kept)."""
+    try:
+        outputs = stack.outputs()
+    except Exception as exc:  # noqa: BLE001 - a summary without spokes is still a summary
+        log.write(f"# the runner could not read the stack's outputs: {exc}")
+        return {}
+    spokes = outputs.get("spokes")
+    if spokes is None or spokes.secret or not isinstance(spokes.value, dict):
+        return {}
+    return spokes.value
