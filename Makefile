@@ -20,7 +20,7 @@ export PULUMI_SKIP_CHECKPOINTS ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review drift drift-repair test unit lint bench
+.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,12 @@ demo-destroy: venv toolchain
 STACK ?= demo
 review: venv toolchain
 	$(TOOLS_ENV) $(PY) -m review --stack $(STACK)
+
+# The fleet-wide view, from the stacks' outputs: per stack and spoke the ring, resolution,
+# versions, ready and last update (runner/README.md). STACKS is a name pattern.
+STACKS ?= *
+fleet-status: venv toolchain
+	$(TOOLS_ENV) $(PY) -m runner status --stacks '$(STACKS)'
 
 # Drift check for a scheduled job: exit 1 when an object differs from what the stack
 # applied (README, "Drift"); drift-repair applies the stack's own objects again.
