@@ -97,8 +97,10 @@ def run_operation(args: argparse.Namespace, out: Callable[[str], Any]) -> int:
     shard = f" (shard {args.shard})" if args.shard else ""
     ordered = plan.rings(stacks)
     if not stacks:
-        out(f"shard {args.shard} holds none of the stacks matching {args.stacks!r}: "
-            "nothing to do")
+        where = " and ".join(filter(None, [
+            f"ring(s) {', '.join(map(str, sorted(rings)))}" if rings else "",
+            f"shard {args.shard}" if args.shard else ""]))
+        out(f"no stack matching {args.stacks!r} in {where}: nothing to do")
     log_dir = (args.log_dir.resolve() if args.log_dir else new_run_dir(project_dir))
     log_dir.mkdir(parents=True, exist_ok=True)
     out(f"{args.command} of {len(stacks)} stacks in {len(ordered)} rings{shard}, at most "

@@ -83,7 +83,8 @@ class StackProgress:
             self.started.add(meta.urn)
             op = str(getattr(meta.op, "value", meta.op))
             if op in _VERB:
-                self.step = f"{_VERB[op]} {urn_name(meta.urn)}"
+                verb = f"would {op}" if event.resource_pre_event.planning else _VERB[op]
+                self.step = f"{verb} {urn_name(meta.urn)}"
         elif event.res_outputs_event is not None:
             self.done.add(event.res_outputs_event.metadata.urn)
         elif event.res_op_failed_event is not None:
@@ -113,6 +114,17 @@ class StackProgress:
             if spoke:
                 named.add(spoke)
         return sorted(named)
+
+
+# Pulumi's own last error of every failed program; the errors before it say why.
+PROGRAM_FAILED = "an unhandled error occurred: program exited with non-zero exit code"
+
+
+def error_text(errors: list[str]) -> str:
+    """A run's error diagnostics as the reason it failed, without Pulumi's generic
+    last line when there is anything more telling."""
+    telling = [e for e in errors if not e.startswith(PROGRAM_FAILED)]
+    return "\n".join(telling or errors)
 
 
 def elapsed(seconds: float) -> str:

@@ -151,15 +151,14 @@ def shard_of(stacks: list[StackFile], shard: Shard | None) -> list[StackFile]:
 
 def select(project_dir: Path, pattern: str, shard: Shard | None = None,
            rings: set[int] | None = None) -> list[StackFile]:
-    """The run's stacks; a pattern that matches no stack file is an error (a typo must
-    not look like an empty, successful rollout). An empty shard is not: a matrix may
-    have more jobs than a ring has stacks."""
+    """The run's stacks. A pattern that matches no stack file is an error (a typo must
+    not look like an empty, successful rollout); a ring or a shard with none of the
+    matching stacks is not: a CI job per ring, or a matrix with more jobs than a ring
+    has stacks, then has nothing to do."""
     found = discover(project_dir)
-    chosen = in_rings(matching(found, pattern), rings)
+    chosen = matching(found, pattern)
     if not chosen:
         known = ", ".join(s.name for s in found) or "none"
-        where = stack_config_dir(project_dir)
-        ring_note = f" in ring(s) {sorted(rings)}" if rings else ""
-        raise SelectionError(f"no stack file in {where} matches {pattern!r}{ring_note}; "
-                             f"stacks there: {known}")
-    return shard_of(chosen, shard)
+        raise SelectionError(f"no stack file in {stack_config_dir(project_dir)} matches "
+                             f"{pattern!r}; stacks there: {known}")
+    return shard_of(in_rings(chosen, rings), shard)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.progress import Snapshot, StackProgress, resources_after
+from runner.progress import Snapshot, StackProgress, error_text, resources_after
 from runner.results import FAILED, SUCCEEDED, StackResult
 
 SEND_EVERY_S = 0.5
@@ -190,7 +190,7 @@ def _error_text(progress: StackProgress, exc: Exception) -> str:
     """The run's own error diagnostics; without any (Pulumi failed before the engine
     ran), the end of the command's stderr."""
     if progress.errors:
-        return "\n".join(progress.errors)
+        return error_text(progress.errors)
     text = str(exc)  # the SDK's "code: N / stdout: ... / stderr: ..."
     _, sep, stderr = text.rpartition("\n stderr: ")
     lines = [line for line in (stderr if sep else text).splitlines() if line.strip()]

@@ -104,8 +104,7 @@ def test_a_pattern_that_matches_nothing_is_an_error_listing_the_stacks(tmp_path:
 def test_rings_filter(tmp_path: Path) -> None:
     root = project(tmp_path, {"a": 1, "b": 2, "c": 3})
     assert names(select(root, "*", rings={2, 3})) == ["b", "c"]
-    with pytest.raises(SelectionError, match="ring"):
-        select(root, "*", rings={4})
+    assert select(root, "*", rings={4}) == []  # a CI job for a ring without stacks
 
 
 @pytest.mark.parametrize("text,want", [("1/4", Shard(1, 4)), (" 3 / 3 ", Shard(3, 3))])
