@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds the lab toolchain (Kubernetes control plane, etcd, kwok, the
 # cluster-inventory credential plugin, the Pulumi CLI, its Python language
-# host and the Kubernetes provider) from pinned Go modules into a cache outside
-# the repo, keyed by the pins. A warm cache makes this a no-op.
+# host, the Kubernetes provider, the Knative Operator the parity tests hold
+# knative-fleet against, and actionlint for the example CI workflow) from pinned Go modules into a cache outside the repo,
+# keyed by the pins. A warm cache makes this a no-op.
 #
 #   toolchain/build.sh            build (or reuse) everything, print the bin dir
 #   toolchain/build.sh --print    print the bin dir of the current pins, build nothing
 #   toolchain/build.sh --home     print the Pulumi home (plugins installed) of the current pins
+#   toolchain/build.sh --operator print the Knative Operator's data dir of the current pins
+#                                 (kodata/ for KO_DATA_PATH, crds/ its CRDs), build nothing
 #   toolchain/build.sh --check-downloads
 #                                 resolve every module directory the build reads, in the
 #                                 current GOMODCACHE, and fail on any empty path (CI runs it
@@ -36,6 +39,8 @@ BIN="$OUT/bin"
 # home, as a released plugin, instead of warning about a plugin found on PATH.
 PLUGINS="$OUT/plugins"
 PULUMI_HOME_DIR="$OUT/pulumi-home"
+# The Knative Operator's release data (kodata) and CRDs, copied out of its module.
+OPERATOR_DIR="$OUT/knative-operator"
 
 export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}"
 # The build is CPU-bound on a small machine: the compiler spends less time in its own
@@ -86,6 +91,7 @@ module_json() {
 
 sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"; }
 provider_dir() { module_json Dir "github.com/pulumi/pulumi-kubernetes/provider/v4@$PULUMI_KUBERNETES_PROVIDER_MODULE"; }
+operator_dir() { module_json Dir "knative.dev/operator@$KNATIVE_OPERATOR_VERSION"; }
 
 k8s_replaces() {
   # Every k8s.io/<staging> module k8s.io/kubernetes replaces with ./staging is
@@ -105,6 +111,8 @@ gen_wrappers() {
     "go.etcd.io/etcd/pkg/v3 => go.etcd.io/etcd/pkg/v3 $ETCD_VERSION"
   wrapper kwok sigs.k8s.io/kwok "$KWOK_VERSION"
   wrapper cluster-inventory sigs.k8s.io/cluster-inventory-api "$CLUSTER_INVENTORY_API_VERSION"
+  wrapper knative-operator knative.dev/operator "$KNATIVE_OPERATOR_VERSION"
+  wrapper actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION"
   log "wrappers regenerated; run toolchain/build.sh to resolve go.sum"
 }
 
@@ -156,6 +164,9 @@ build_small() {
   local ld="-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$K8S_VERSION"
   gobuild kwok "$ld" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
   gobuild_as etcd etcd go.etcd.io/etcd/server/v3 ""
+  # Checks the example GitHub Actions workflow (.github/workflows/) in the tests.
+  gobuild actionlint "-X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION" \
+    github.com/rhysd/actionlint/cmd/actionlint
 }
 
 build_pulumi() {
@@ -171,6 +182,21 @@ build_pulumi() {
   for f in cmd/pulumi-language-python-exec dist/pulumi-resource-pulumi-python; do
     [ -x "$BIN/${f#*/}" ] || install -m 755 "$sdk/python/$f" "$BIN/"
   done
+}
+
+# The Knative Operator, run out-of-cluster against a lab spoke by the parity tests: its
+# binary, and beside it the release files it installs (KO_DATA_PATH) and its CRDs, copied
+# from the module so the cache entry does not depend on GOMODCACHE staying in place.
+build_operator() {
+  gobuild_as knative-operator knative-operator knative.dev/operator/cmd/operator ""
+  [ -d "$OPERATOR_DIR" ] && return 0
+  local src tmp="$OPERATOR_DIR.tmp"
+  src="$(operator_dir)"
+  rm -rf "$tmp" && mkdir -p "$tmp/crds"
+  cp -R "$src/cmd/operator/kodata" "$tmp/kodata"
+  cp "$src"/config/crd/bases/*.yaml "$tmp/crds/"
+  chmod -R u+w "$tmp"
+  mv "$tmp" "$OPERATOR_DIR"
 }
 
 # The provider's main package embeds schema-embed.json and terraform-mapping-embed.json,
@@ -216,6 +242,8 @@ check_downloads() {
   d="$(provider_dir)"; test -f "$d/cmd/pulumi-resource-kubernetes/main.go"
   test -f "$d/cmd/pulumi-resource-kubernetes/generate.go"
   d="$(module_json GoMod "k8s.io/kubernetes@$K8S_VERSION")"; test -s "$d"
+  d="$(operator_dir)"; test -d "$d/cmd/operator/kodata/knative-serving"
+  test -f "$d/config/crd/bases/operator.knative.dev_knativeservings.yaml"
   log "every module directory the build reads was downloaded (GOMODCACHE=$(go env GOMODCACHE))"
 }
 
@@ -240,8 +268,8 @@ main() {
   local start=$SECONDS failed="" entry
   # Three lanes on separate module graphs: while one links (one core) or downloads
   # (network), the others compile. Peak memory is the provider's link (~4 GB) plus
-  # one Kubernetes link.
-  lane k8s build_k8s
+  # one Kubernetes link. The operator goes in the Kubernetes lane, the shortest.
+  lane k8s build_k8s build_operator
   lane provider build_provider
   lane tools build_small build_pulumi
   for entry in "${LANES[@]}"; do
@@ -257,8 +285,9 @@ main() {
 case "${1:-}" in
   --print) echo "$BIN" ;;
   --home) echo "$PULUMI_HOME_DIR" ;;
+  --operator) echo "$OPERATOR_DIR" ;;
   --check-downloads) check_downloads ;;
   --wrappers) gen_wrappers ;;
   "") main ;;
-  *) echo "usage: $0 [--print|--home|--check-downloads|--wrappers]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--print|--home|--operator|--check-downloads|--wrappers]" >&2; exit 2 ;;
 esac
