@@ -103,8 +103,8 @@ def run_operation(args: argparse.Namespace, out: Callable[[str], Any]) -> int:
         out(f"no stack matching {args.stacks!r} in {where}: nothing to do")
     log_dir = (args.log_dir.resolve() if args.log_dir else new_run_dir(project_dir))
     log_dir.mkdir(parents=True, exist_ok=True)
-    out(f"{args.command} of {len(stacks)} stacks in {len(ordered)} rings{shard}, at most "
-        f"{args.parallel} at once; logs in {log_dir}")
+    out(f"{args.command} of {len(stacks)} stack(s) in {len(ordered)} ring(s){shard}, at "
+        f"most {args.parallel} at once; logs in {log_dir}")
     board = Board(out, every_s=args.progress_every,
                   width=max((len(s.name) for s in stacks), default=0))
 

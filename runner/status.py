@@ -93,9 +93,10 @@ def stack_status(stack: StackFile, outputs: Mapping[str, Any] | None,
 
 
 def update_json(summary: Any) -> dict[str, Any]:
-    """An Automation API `UpdateSummary` as plain data."""
+    """An Automation API `UpdateSummary` as plain data; its times are UTC (the SDK
+    parses Pulumi's `...Z` stamps into naive datetimes)."""
     def stamp(value: datetime | None) -> str | None:
-        return value.isoformat() if value else None
+        return value.isoformat() + "Z" if value else None
     return {"kind": summary.kind, "result": summary.result, "version": summary.version,
             "startTime": stamp(summary.start_time), "endTime": stamp(summary.end_time)}
 
@@ -130,7 +131,9 @@ def _last(update: Mapping[str, Any] | None) -> str:
     if not update:
         return "never"
     when = (update.get("endTime") or update.get("startTime") or "")[:19].replace("T", " ")
-    version = f" #{update['version']}" if update.get("version") is not None else ""
+    when = f"{when} UTC" if when else ""
+    # Self-managed backends number no update (version 0); Pulumi Cloud does.
+    version = f" #{update['version']}" if update.get("version") else ""
     return f"{update.get('kind')} {update.get('result')} {when}{version}".strip()
 
 

@@ -51,11 +51,15 @@ def _failure(result: StackResult) -> list[str]:
     return lines
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def render(rollout: Rollout, log_dir: str | None = None) -> str:
     lines = [f"Summary of {rollout.operation}:"]
     for ring in rollout.rings:
         results = [rollout.results[n] for n in ring.names]
-        lines.append(f"ring {ring.number} ({len(results)} stacks):")
+        lines.append(f"ring {ring.number} ({_count(len(results), 'stack')}):")
         for result in results:
             if result.status == "failed":
                 lines += _failure(result)

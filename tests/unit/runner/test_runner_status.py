@@ -18,6 +18,7 @@ from runner.status import (
     stack_status,
     to_json,
     totals,
+    update_json,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -66,13 +67,19 @@ def test_table_rows_by_ring_then_stack(fleet: list[StackStatus]) -> None:
         ("locked", "1", "-"), ("us-ring2", "2", "us-1"), ("new-shard", "3", "-")]
     by_spoke = {r[2]: r for r in got if r[2] != "-"}
     assert by_spoke["eu-1"] == ("eu-ring1", "1", "eu-1", "yes", "Resolved", "1.23.0",
-                                "1.23.0", "yes", "update succeeded 2026-03-01 10:04:12 #7")
+                                "1.23.0", "yes", "update succeeded 2026-03-01 10:04:12 UTC #7")
     assert by_spoke["eu-2"][3:8] == ("NO", "ClusterProfileNotFound", "-", "-", "NO")
     assert by_spoke["us-1"][5:7] == ("1.22.1", "-")
     other = {r[0]: r for r in got if r[2] == "-"}
     assert other["new-shard"][4] == "not created" and other["new-shard"][8] == "never"
     assert other["locked"][4] == "cannot read: the stack is locked"
     assert other["empty"][4] == "no spokes" and other["empty"][8] == "never"
+
+
+def test_last_update_without_a_number_on_a_self_managed_backend() -> None:
+    last = {**LAST, "version": 0}
+    st = stack_status(stack_file("us-ring2", ring=2), OUTPUTS["us-ring2"], last)
+    assert rows([st])[0][8] == "update succeeded 2026-03-01 10:04:12 UTC"
 
 
 def test_terminal_table_is_aligned_with_a_totals_line(fleet: list[StackStatus]) -> None:
@@ -109,3 +116,14 @@ def test_odd_outputs_do_not_break_the_view() -> None:
     assert [(s.spoke, s.resolved, s.ready) for s in st.spokes] == [
         ("x", None, None), ("y", None, None)]
     assert rows([st])[0][3:8] == ("-", "-", "-", "-", "-")
+
+
+def test_the_sdks_update_summary_as_json() -> None:
+    from datetime import datetime
+    from types import SimpleNamespace
+
+    summary = SimpleNamespace(kind="destroy", result="succeeded", version=0,
+                              start_time=datetime(2026, 3, 1, 10, 0, 0),
+                              end_time=None)
+    assert update_json(summary) == {"kind": "destroy", "result": "succeeded", "version": 0,
+                                    "startTime": "2026-03-01T10:00:00Z", "endTime": None}
