@@ -13,12 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from pulumi.automation import EngineEvent
+from typing import TYPE_CHECKING, Any
 
 from review.resources import resource, urn_name
 from runner.results import FAILED, SUCCEEDED, StackResult, spokes_in_errors
+
+if TYPE_CHECKING:  # the SDK is loaded in the stacks' processes, not in the runner's
+    from pulumi.automation import EngineEvent
 
 # What a step op is doing, for the progress line.
 _VERB = {"create": "creating", "update": "updating", "delete": "deleting",

@@ -10,7 +10,7 @@ from typing import Any
 
 from runner.plan import Rollout
 from runner.progress import elapsed
-from runner.results import StackResult
+from runner.results import FAILED, NOT_RUN, StackResult
 
 OK, FAILED_EXIT = 0, 1
 _ERROR_LINES = 6
@@ -61,9 +61,9 @@ def render(rollout: Rollout, log_dir: str | None = None) -> str:
         results = [rollout.results[n] for n in ring.names]
         lines.append(f"ring {ring.number} ({_count(len(results), 'stack')}):")
         for result in results:
-            if result.status == "failed":
+            if result.status == FAILED:
                 lines += _failure(result)
-            elif result.status == "not-run":
+            elif result.status == NOT_RUN:
                 lines.append(f"  untouched  {result.stack}: {result.note}")
             else:
                 word = "DRIFTED" if result.drifted else "succeeded"

@@ -117,7 +117,7 @@ def run(job: Job, report: Report) -> StackResult:
         last = stack.info(show_secrets=False)
         if last is not None:
             progress.expected = resources_after(last.kind, last.resource_changes)
-        progress.step = f"{job.operation}: waiting for the engine"
+        progress.step = "starting the engine"
         send(force=True)
 
         def on_event(event: Any) -> None:
