@@ -91,3 +91,12 @@ def unhealthy_spokes(spokes: Mapping[str, Any]) -> list[str]:
 def spokes_in_errors(messages: Iterable[str]) -> list[str]:
     """Spokes named by the program's resolution errors (`spoke 'x': Reason: ...`)."""
     return sorted({m for text in messages for m in _SPOKE_ERROR.findall(text)})
+
+
+def command_error_text(exc: BaseException, tail: int = 12) -> str:
+    """What a failed Pulumi command said: the end of its stderr, from the SDK's
+    `CommandError` text ("code: N / stdout: ... / stderr: ...")."""
+    text = str(exc)
+    _, sep, stderr = text.rpartition("\n stderr: ")
+    lines = [line for line in (stderr if sep else text).splitlines() if line.strip()]
+    return "\n".join(lines[-tail:]) or repr(exc)

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from runner.results import command_error_text
 from runner.selection import StackFile
 
 COLUMNS = ("STACK", "RING", "SPOKE", "RESOLVED", "REASON", "SERVING", "EVENTING", "READY",
@@ -115,8 +116,7 @@ def read_stack(project_dir: Path, stack: StackFile) -> StackStatus:
         history = handle.history(page_size=1, show_secrets=False)
         return stack_status(stack, outputs, update_json(history[0]) if history else None)
     except Exception as exc:  # noqa: BLE001 - one unreadable stack must not hide the fleet
-        lines = [line for line in str(exc).splitlines() if line.strip()]
-        return StackStatus(stack.name, stack.ring, error=" ".join(lines[-3:]) or repr(exc))
+        return StackStatus(stack.name, stack.ring, error=command_error_text(exc, tail=3))
 
 
 def read_fleet(project_dir: Path, stacks: list[StackFile], parallel: int) -> list[StackStatus]:
@@ -147,8 +147,8 @@ def rows(statuses: list[StackStatus]) -> list[tuple[str, ...]]:
     for st in sorted(statuses, key=lambda s: (s.ring, s.stack)):
         last = _last(st.last_update)
         if st.error:
-            out.append((st.stack, str(st.ring), "-", "-", f"cannot read: {st.error}", "-",
-                        "-", "-", "-"))
+            out.append((st.stack, str(st.ring), "-", "-", "cannot read (below)", "-", "-",
+                        "-", "-"))
         elif not st.exists:
             out.append((st.stack, str(st.ring), "-", "-", "not created", "-", "-", "-",
                         "never"))
@@ -177,6 +177,9 @@ def render_table(statuses: list[StackStatus]) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
              for r in table]
     t = totals(statuses)
+    for st in sorted(statuses, key=lambda s: (s.ring, s.stack)):
+        if st.error:
+            lines.append(f"cannot read {st.stack}: " + st.error.replace("\n", " "))
     lines.append(f"{t['stacks']} stacks ({t['notCreated']} not created, {t['unreadable']} "
                  f"unreadable), {t['spokes']} spokes: {t['resolved']} resolved, "
                  f"{t['ready']} ready")

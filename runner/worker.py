@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from runner.progress import Snapshot, StackProgress, error_text, resources_after
-from runner.results import FAILED, SUCCEEDED, StackResult
+from runner.results import FAILED, SUCCEEDED, StackResult, command_error_text
 
 SEND_EVERY_S = 0.5
-_ERROR_TAIL_LINES = 12
 
 
 @dataclass(frozen=True)
@@ -112,9 +111,13 @@ def run(job: Job, report: Report) -> StackResult:
         send(force=True)
         try:
             stack = _open(auto, job)
+            last = stack.info(show_secrets=False)
         except auto.StackNotFoundError:
             return _no_stack(job)
-        last = stack.info(show_secrets=False)
+        except auto.CommandError as exc:  # the backend cannot be read, the stack is locked
+            log.write(str(exc))
+            return StackResult(job.stack, job.ring, job.operation, FAILED,
+                               error=_error_text(progress, exc))
         if last is not None:
             progress.expected = resources_after(last.kind, last.resource_changes)
         progress.step = "starting the engine"
@@ -191,10 +194,7 @@ def _error_text(progress: StackProgress, exc: Exception) -> str:
     ran), the end of the command's stderr."""
     if progress.errors:
         return error_text(progress.errors)
-    text = str(exc)  # the SDK's "code: N / stdout: ... / stderr: ..."
-    _, sep, stderr = text.rpartition("\n stderr: ")
-    lines = [line for line in (stderr if sep else text).splitlines() if line.strip()]
-    return "\n".join(lines[-_ERROR_TAIL_LINES:])
+    return command_error_text(exc)
 
 
 def _spokes_output(stack: Any, log: _Log) -> dict[str, dict]:

@@ -72,7 +72,7 @@ def test_table_rows_by_ring_then_stack(fleet: list[StackStatus]) -> None:
     assert by_spoke["us-1"][5:7] == ("1.22.1", "-")
     other = {r[0]: r for r in got if r[2] == "-"}
     assert other["new-shard"][4] == "not created" and other["new-shard"][8] == "never"
-    assert other["locked"][4] == "cannot read: the stack is locked"
+    assert other["locked"][4] == "cannot read (below)"
     assert other["empty"][4] == "no spokes" and other["empty"][8] == "never"
 
 
@@ -88,7 +88,8 @@ def test_terminal_table_is_aligned_with_a_totals_line(fleet: list[StackStatus]) 
     assert lines[0].split() == [w for c in COLUMNS for w in c.split()]
     start = lines[0].index("SPOKE")
     assert all(line[start:].startswith(("eu-", "us-", "-", "SPOKE"))
-               for line in lines[:-1]), text
+               for line in lines[:-2]), text
+    assert lines[-2] == "cannot read locked: the stack is locked"
     assert lines[-1] == ("5 stacks (1 not created, 1 unreadable), 3 spokes: 2 resolved, "
                          "2 ready")
 

@@ -113,3 +113,13 @@ def test_long_errors_are_cut_in_the_text_not_in_the_json() -> None:
     text = summary.render(rollout)
     assert "line 5" in text and "line 6" not in text and "14 more lines" in text
     assert summary.to_json(rollout)["rings"][0]["stacks"][0]["error"] == error
+
+
+def test_a_pulumi_command_error_is_told_by_its_stderr() -> None:
+    from runner.results import command_error_text
+
+    exc = Exception("\n code: 255\n stdout: Updating (s):\n lots\n stderr: "
+                    "warning: x\nerror: the stack is locked")
+    assert command_error_text(exc) == "warning: x\nerror: the stack is locked"
+    assert command_error_text(exc, tail=1) == "error: the stack is locked"
+    assert command_error_text(Exception("plain")) == "plain"
