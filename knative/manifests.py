@@ -24,6 +24,11 @@ from knative.objects import (
 )
 
 CR_NAME_LABEL = "operator.knative.dev/cr-name"
+# The operator's InjectLabel(SelectorKey, SelectorValue), an extra transformer of both
+# reconcilers: every object it installs, release or not (sources, additionalManifests),
+# carries app.kubernetes.io/name: knative-serving | knative-eventing.
+NAME_LABEL = "app.kubernetes.io/name"
+NAME_VALUE = {"serving": "knative-serving", "eventing": "knative-eventing"}
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 
 # Built-in kinds without a namespace; every other kind is namespaced unless a CRD in
@@ -205,9 +210,14 @@ class _Rewriter:
                         env["value"] = self.text(env["value"])
 
 
+ISTIO_INJECT_LABEL = "sidecar.istio.io/inject"
+
+
 def _name_job(obj: dict, component: str, version: str | None) -> None:
     """The operator's JobTransform: a fixed, versioned name instead of generateName,
-    so each release gets its own (immutable) Job and every object has a name."""
+    so each release gets its own (immutable) Job and every object has a name; and its
+    pod template labelled `sidecar.istio.io/inject: "false"` unless the release set that
+    label (an Istio sidecar would keep the Job from ever completing)."""
     meta = obj["metadata"]
     version = version or (meta.get("labels") or {}).get(VERSION_LABEL)
     suffix = f"{component}-{version}" if version else component
@@ -216,6 +226,10 @@ def _name_job(obj: dict, component: str, version: str | None) -> None:
         meta["name"] = f"{meta['name']}-{suffix}"
     elif generate:
         meta["name"] = f"{generate}{suffix}"
+    template = obj.setdefault("spec", {}).setdefault("template", {})
+    labels = template.setdefault("metadata", {}).setdefault("labels", {})
+    if not labels.get(ISTIO_INJECT_LABEL):
+        labels[ISTIO_INJECT_LABEL] = "false"
 
 
 def _skip_await(meta: dict) -> None:
@@ -234,7 +248,8 @@ def render(
 
     Namespace objects are dropped; namespaced objects move into `namespace` (except
     PINNED_OBJECTS) and references to the namespaces they left are rewritten; every
-    object gets the managed-by and cr-name labels; objects the operator does not wait
+    object gets the managed-by and cr-name labels, and the operator's
+    app.kubernetes.io/name; objects the operator does not wait
     for (Services, Jobs, pinned objects) get pulumi.com/skipAwait; Jobs
     get the operator's versioned names. Duplicates by (group, kind, namespace, name)
     keep the last content at the first position.
@@ -243,11 +258,15 @@ def render(
     cluster_kinds = CLUSTER_SCOPED_KINDS | _crd_scopes(docs)
     dropped: list[str] = []
     kept: list[dict] = []
+    namespace_metadata: dict = {}
     for doc in docs:
         if doc.get("kind") == "Namespace" and group(doc.get("apiVersion", "")) == "":
-            name = (doc.get("metadata") or {}).get("name", "")
+            meta = doc.get("metadata") or {}
+            name = meta.get("name", "")
             if name not in dropped:
                 dropped.append(name)
+            namespace_metadata = {k: dict(meta[k]) for k in ("labels", "annotations")
+                                  if meta.get(k)}
         else:
             kept.append(doc)
 
@@ -283,6 +302,7 @@ def render(
         labels = meta.get("labels") or {}
         labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
         labels[CR_NAME_LABEL] = cr_name
+        labels[NAME_LABEL] = NAME_VALUE[component]
         meta["labels"] = labels
         if kind == "Service" and group(obj["apiVersion"]) == "":
             # The operator's readiness rule is "every Deployment Available"; it waits for
@@ -305,7 +325,8 @@ def render(
             )
         out[key] = (obj, origin, place)
 
-    rendered = Rendered(crds=[], cluster_scoped=[], namespaced=[], namespaces_dropped=dropped)
+    rendered = Rendered(crds=[], cluster_scoped=[], namespaced=[], namespaces_dropped=dropped,
+                        namespace_metadata=namespace_metadata)
     for obj, _, place in out.values():
         if obj["kind"] == "CustomResourceDefinition":
             rendered.crds.append(obj)
@@ -337,4 +358,7 @@ def add_companion(base: Rendered, extra: Rendered) -> Rendered:
                             *(n for n in extra.namespaces_dropped
                               if n not in base.namespaces_dropped)],
         external=[*base.external, *new(extra.external)],
+        # Applied after the core's, the companion's Namespace object is the last one.
+        namespace_metadata=(extra.namespace_metadata if extra.namespaces_dropped
+                            else base.namespace_metadata),
     )

@@ -22,6 +22,10 @@ class Rendered:
     # never owned by the anchor (cross-namespace owner), deleted by Pulumi like cluster
     # objects.
     external: list[dict] = field(default_factory=list)
+    # Labels and annotations of the last Namespace object of the release (in apply order):
+    # what the operator's applies of each release Namespace, moved into the install
+    # namespace, leave on it (each apply replaces the previous one's).
+    namespace_metadata: dict = field(default_factory=dict)
 
 
 # Every object of an install carries this label with this value (access/ selects on it).

@@ -152,7 +152,9 @@ def plan_component(
         cr_name=CR_NAME[component],
         namespace=namespace,
         version=version,
-        namespace_object=namespace_object(namespace, spec) if ours else None,
+        namespace_object=namespace_object(
+            namespace, spec, rendered.namespace_metadata,
+            {manifests.NAME_LABEL: manifests.NAME_VALUE[component]}) if ours else None,
         anchor=manifests.anchor_configmap(KIND[component], CR_NAME[component], namespace),
         rendered=rendered,
         delete_crds=spec.delete_crds_on_destroy,

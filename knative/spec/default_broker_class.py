@@ -87,10 +87,10 @@ def transform(rendered: Rendered, spec: ComponentSpec) -> Rendered:
         raise TransformError(
             f"{BROKER_DEFAULTS_CONFIGMAP} {BROKER_DEFAULTS_KEY} must be a mapping with a "
             "clusterDefault mapping to take defaultBrokerClass")
-    if defaults["clusterDefault"].get("brokerClass") == broker_class:
-        return rendered  # already so: the YAML is kept as written
     defaults["clusterDefault"]["brokerClass"] = broker_class
-    data[BROKER_DEFAULTS_KEY] = yaml.safe_dump(defaults, sort_keys=False,
+    # Written anew every time, keys sorted, as the operator's writeDefaultsToConfigMap
+    # does (sigs.k8s.io/yaml JSONToYAML): the same text on both, whatever the release's.
+    data[BROKER_DEFAULTS_KEY] = yaml.safe_dump(defaults, sort_keys=True,
                                                default_flow_style=False)
     configmap["data"] = data
     return rendered

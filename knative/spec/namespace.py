@@ -11,7 +11,8 @@ namespace: an existing namespace that is not ours is never modified or deleted.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from core.strict import Strict
 from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
@@ -33,12 +34,18 @@ def namespace_is_ours(labels: dict[str, str] | None) -> bool:
     return labels is None or labels.get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
 
 
-def namespace_object(name: str, spec: ComponentSpec) -> dict:
-    """The install namespace with the entry's labels and annotations (and ours)."""
+def namespace_object(name: str, spec: ComponentSpec, release: Mapping[str, Any] | None = None,
+                     extra_labels: Mapping[str, str] | None = None) -> dict:
+    """The install namespace as the operator leaves it: the labels and annotations of the
+    release's last Namespace object (`release`, Rendered.namespace_metadata), the entry's
+    on top (NamespaceConfigurationTransform), then `extra_labels` (the operator's
+    app.kubernetes.io/name) and ours."""
     settings = spec.namespace_settings()
-    labels = dict(settings.labels)
+    release = release or {}
+    labels = {**(release.get("labels") or {}), **settings.labels, **(extra_labels or {})}
     labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
     metadata: dict = {"name": name, "labels": labels}
-    if settings.annotations:
-        metadata["annotations"] = dict(settings.annotations)
+    annotations = {**(release.get("annotations") or {}), **settings.annotations}
+    if annotations:
+        metadata["annotations"] = annotations
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}

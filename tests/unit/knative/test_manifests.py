@@ -123,6 +123,7 @@ def test_every_object_is_labelled(serving: Rendered) -> None:
         labels = obj["metadata"]["labels"]
         assert labels[MANAGED_BY_LABEL] == "knative-fleet"
         assert labels[manifests.CR_NAME_LABEL] == "knative-serving"
+        assert labels[manifests.NAME_LABEL] == "knative-serving"  # the operator's InjectLabel
 
 
 def test_jobs_get_the_operators_versioned_names(serving: Rendered) -> None:
@@ -132,6 +133,9 @@ def test_jobs_get_the_operators_versioned_names(serving: Rendered) -> None:
     for job in jobs:
         assert "generateName" not in job["metadata"]
         assert job["metadata"]["annotations"][manifests.SKIP_AWAIT_ANNOTATION] == "true"
+        # The operator's JobTransform keeps an Istio sidecar out of the Job's pods.
+        assert job["spec"]["template"]["metadata"]["labels"][
+            manifests.ISTIO_INJECT_LABEL] == "false"
 
 
 def test_render_does_not_touch_the_cached_documents(serving: Rendered) -> None:

@@ -41,6 +41,26 @@ def test_the_plan_carries_the_namespace_object() -> None:
     assert plan.namespace_object["metadata"]["labels"]["team"] == "a"
 
 
+def test_the_namespace_is_what_the_operators_applies_leave() -> None:
+    # The operator applies every release Namespace object, moved into the install
+    # namespace, one after the other (each replacing the last one's labels); Kourier's
+    # comes after Serving's. Then the entry's labels, then its app.kubernetes.io/name.
+    plan = serving_plan(namespace={"labels": {"team": "a",
+                                              "app.kubernetes.io/version": "mine"}})
+    labels = plan.namespace_object["metadata"]["labels"]
+    assert labels["networking.knative.dev/ingress-provider"] == "kourier"
+    assert labels["app.kubernetes.io/component"] == "net-kourier"
+    assert labels["app.kubernetes.io/version"] == "mine"
+    assert labels["app.kubernetes.io/name"] == "knative-serving"
+    assert labels[MANAGED_BY_LABEL] == MANAGED_BY_VALUE
+    release = {"labels": {"a": "release", "b": "release"}, "annotations": {"x": "y"}}
+    obj = namespace_object("ns", ServingSpec.model_validate(
+        {"namespace": {"labels": {"b": "entry"}}}), release, {"a": "operator"})
+    assert obj["metadata"]["labels"] == {"a": "operator", "b": "entry",
+                                         MANAGED_BY_LABEL: MANAGED_BY_VALUE}
+    assert obj["metadata"]["annotations"] == {"x": "y"}
+
+
 def test_the_operator_key_and_the_deprecated_one_mean_the_same() -> None:
     settings = {"labels": {"team": "a"}, "annotations": {"n": "v"}}
     for model in (ServingSpec, EventingSpec):
