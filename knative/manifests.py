@@ -311,6 +311,10 @@ def render(
             # holding one of the engine's parallel slots while the Deployments behind
             # it start.
             _skip_await(meta)
+        if kind in ("ClusterRole", "Role") and obj.get("rules") == []:
+            # The API server stores no empty rule list; applied as written it would show
+            # as a change on every preview (redis-source's redisstream-adapter role).
+            del obj["rules"]
         if kind == "Job" and group(obj["apiVersion"]) == "batch":
             _name_job(obj, component, version)
             # The operator does not wait for its post-install Jobs; Pulumi would.

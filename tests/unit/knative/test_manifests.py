@@ -423,3 +423,16 @@ def test_object_key() -> None:
     assert manifests.object_key(_obj("v1", "ConfigMap", "c", "ns")) == "v1/ConfigMap:ns/c"
     assert manifests.object_key(_obj("rbac.authorization.k8s.io/v1", "ClusterRole", "r")) == (
         "rbac.authorization.k8s.io/v1/ClusterRole:/r")
+
+
+def test_an_empty_rule_list_is_not_applied() -> None:
+    # The server stores none, so `rules: []` would differ from the live object forever.
+    docs = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+             "metadata": {"name": "empty"}, "rules": []},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+             "metadata": {"name": "full"}, "rules": [{"verbs": ["get"]}]}]
+    out = manifests.render(docs, namespace="knative-eventing", cr_name="knative-eventing",
+                           component="eventing")
+    roles = {o["metadata"]["name"]: o for o in out.cluster_scoped}
+    assert "rules" not in roles["empty"]
+    assert roles["full"]["rules"] == [{"verbs": ["get"]}]
