@@ -21,6 +21,9 @@ class SourceOptions(Strict):
     enabled: bool = True
 
 
+OPERATOR_ORDER = ("ceph", "github", "gitlab", "kafka", "rabbitmq", "redis")
+
+
 class EventingSources(Strict):
     """`source`: the operator's SourceConfigs; releases.SOURCE_FILES says what each loads."""
 
@@ -32,8 +35,11 @@ class EventingSources(Strict):
     ceph: SourceOptions | None = None
 
     def enabled_names(self) -> list[str]:
-        """Names of the enabled sources, in releases.SOURCE_FILES order."""
-        return [name for name in type(self).model_fields
+        """Names of the enabled sources, in the order the operator appends their files
+        (GetSourcePath in pkg/reconciler/knativeeventing/source/source.go): where two
+        sources ship the same Namespace object, the last one's labels are what the
+        install namespace gets, as there."""
+        return [name for name in OPERATOR_ORDER
                 if (options := getattr(self, name)) is not None and options.enabled]
 
 
