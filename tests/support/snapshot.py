@@ -43,6 +43,11 @@ def _objects(api: client.ApiClient, query: str = "") -> Iterator[tuple[tuple[str
                 yield (f"{group}/{res['kind']}", meta.get("namespace", ""), meta["name"]), item
 
 
+def objects(api: client.ApiClient) -> dict[tuple[str, str, str], dict]:
+    """{(group/Kind, namespace, name): object} for every listable object on the cluster."""
+    return dict(_objects(api))
+
+
 def snapshot(api: client.ApiClient) -> set[tuple[str, str, str]]:
     """{(group/Kind, namespace, name)} for every listable object on the cluster."""
     return {key for key, _ in _objects(api)}

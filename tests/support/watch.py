@@ -130,3 +130,39 @@ def stale_aggregation_controller(api: client.ApiClient) -> Iterator[Recreations]
 
     with _watching(rbac.list_cluster_role, on_event):
         yield done
+
+
+@dataclass
+class Availability:
+    """Every moment a watched Deployment was seen not Available: (namespace, name, reason)."""
+
+    unavailable: list[tuple[str, str, str]] = field(default_factory=list)
+    seen: set[tuple[str, str]] = field(default_factory=set)
+
+
+@contextmanager
+def deployments_availability(api: client.ApiClient,
+                             namespaces: list[str]) -> Iterator[Availability]:
+    """Records every Deployment event in `namespaces` whose Available condition is not
+    True (a deletion counts too), while the block runs."""
+    apps = client.AppsV1Api(api)
+    out = Availability()
+    lock = threading.Lock()
+
+    def on_event(event: dict) -> None:
+        obj = event["raw_object"]
+        meta = obj["metadata"]
+        if meta.get("namespace") not in namespaces:
+            return
+        conds = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+        available = conds.get("Available", {})
+        with lock:
+            out.seen.add((meta["namespace"], meta["name"]))
+            if event["type"] == "DELETED":
+                out.unavailable.append((meta["namespace"], meta["name"], "deleted"))
+            elif available.get("status") != "True":
+                out.unavailable.append((meta["namespace"], meta["name"],
+                                        available.get("reason") or "no Available condition"))
+
+    with _watching(apps.list_deployment_for_all_namespaces, on_event):
+        yield out

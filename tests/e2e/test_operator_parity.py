@@ -1,0 +1,249 @@
+"""knative-fleet held against the Knative Operator itself, on the lab.
+
+The operator (knative.dev/operator, built by the toolchain) runs out-of-cluster against
+spoke-1 and installs a rich KnativeServing and KnativeEventing from its own release
+files (kodata); knative-fleet installs the same two specs on spoke-2 from the same bytes
+(a release base of symlinks into that kodata). Every object of the two installs is then
+compared field by field; each difference is fixed or listed in
+tests/support/operator_differences.py with its reason, and that list is the README's
+"differs from the operator" column.
+
+Then spoke-1 is taken over as the README's "Taking over from the Knative Operator" says:
+the operator stops, its CRs are released (finalizers off, deleted with propagationPolicy
+Orphan), knative-fleet adopts the running objects with `pulumi up`, and the operator is
+removed; every Deployment stays Available throughout, no object is deleted or created
+anew (uids compared), and `pulumi preview` then shows no change.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from lab.fleet import FleetStack
+from lab.handle import Lab
+from lab.operator import KnativeOperator, cr, release_orphaned, remove_operator
+from lab.wait import wait_for
+from tests.support import parity
+from tests.support.fleet import changed_spokes, deployments_available
+from tests.support.operator_differences import KNOWN
+from tests.support.snapshot import objects
+from tests.support.watch import deployments_availability
+
+pytestmark = pytest.mark.e2e
+SPECS = Path(__file__).parent / "operator_specs"
+SERVING, EVENTING = "knative-serving", "knative-eventing"
+OPERATOR_KINDS = {"operator.knative.dev/KnativeServing", "operator.knative.dev/KnativeEventing"}
+
+
+def spec(name: str) -> dict:
+    return yaml.safe_load((SPECS / name).read_text())["spec"]
+
+
+def fleet_entry(spoke: str, serving: dict, eventing: dict) -> dict:
+    return {"name": spoke, "clusterProfileRef": {"name": spoke, "namespace": "fleet-system"},
+            "serving": copy.deepcopy(serving), "eventing": copy.deepcopy(eventing)}
+
+
+def install(api: client.ApiClient, before: set) -> dict:
+    return parity.install_objects(objects(api), before)
+
+
+@pytest.fixture(scope="module")
+def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    tmp = tmp_path_factory.mktemp("parity")
+    extra = tmp / "team.yaml"
+    extra.write_text(yaml.safe_dump_all([
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "team-settings", "namespace": SERVING}, "data": {"a": "b"}},
+    ]))
+    serving = spec("parity-knativeserving.yaml")
+    serving["additionalManifests"] = [{"URL": str(extra)}]
+    eventing = spec("parity-knativeeventing.yaml")
+    s1, s2 = lab.spokes[0], lab.spokes[1]
+    api1, api2 = s1.api(), s2.api()
+    operator = KnativeOperator(s1, lab.bin, lab.dir.root / "knative-operator.log")
+    mirror = parity.mirror_from_kodata(operator.kodata, tmp / "releases",
+                                       serving["version"], eventing["version"])
+    stack = FleetStack(lab, f"t-parity-{uuid.uuid4().hex[:6]}", tmp / "state")
+    stack.init()
+    world: dict = {"stack": stack, "serving": serving, "eventing": eventing,
+                   "api1": api1, "api2": api2, "operator": operator,
+                   "release_base": f"file://{mirror}"}
+    try:
+        _clean_spoke(lab, api1)  # anything an earlier, interrupted run left
+        for api in (api1, api2):
+            _remove_knative_crds(api)
+        operator.install_crds(api1)
+        before1, before2 = set(objects(api1)), set(objects(api2))
+        core = client.CoreV1Api(api1)
+        for ns in (SERVING, EVENTING):
+            core.create_namespace({"metadata": {"name": ns}})
+        operator.start()
+        operator.apply(api1, cr("KnativeServing", SERVING, serving))
+        operator.apply(api1, cr("KnativeEventing", EVENTING, eventing))
+        operator.wait_ready(api1, "KnativeServing", SERVING, SERVING)
+        operator.wait_ready(api1, "KnativeEventing", EVENTING, EVENTING)
+
+        world["fleet"] = [fleet_entry(s2.name, serving, eventing)]
+        stack.configure(world["fleet"], releaseBase=world["release_base"])
+        res = stack.up()
+        assert res.ok, res.out
+        world["operator_install"] = install(api1, before1)
+        world["fleet_install"] = install(api2, before2)
+        _keep(lab.dir.root / "parity", world)
+        yield world
+    finally:
+        operator.stop()
+        stack.destroy()
+        stack.remove()
+        stack.cleanup()
+        _clean_spoke(lab, api1)
+
+
+def _remove_knative_crds(api: client.ApiClient) -> None:
+    """Knative's CRDs, which an earlier install on the spoke kept (CRDs are kept on
+    destroy), go first: both installs then create every object they compare."""
+    ext = client.ApiextensionsV1Api(api)
+    names = [c.metadata.name for c in ext.list_custom_resource_definition().items
+             if c.spec.group.endswith("knative.dev") and not c.spec.group.startswith(
+                 "operator.")]
+    for name in names:
+        ext.delete_custom_resource_definition(name)
+    wait_for(lambda: not {c.metadata.name for c in ext.list_custom_resource_definition().items}
+             & set(names), 120, what="Knative CRDs kept by earlier installs deleted")
+
+
+def _keep(where: Path, world: dict) -> None:
+    """Both installs as JSON in the lab dir (`.lab/parity/`), to read when the comparison
+    fails (`lab dump` keeps the lab dir)."""
+    where.mkdir(parents=True, exist_ok=True)
+    for side in ("operator_install", "fleet_install"):
+        rows = [{"key": list(k), "object": v} for k, v in sorted(world[side].items())]
+        (where / f"{side}.json").write_text(json.dumps(rows, indent=1))
+
+
+def _clean_spoke(lab: Lab, api: client.ApiClient) -> None:
+    """Whatever the tests left of the operator's install on spoke-1 goes (after a failed
+    take-over, every object of it), so the next module starts from the lab's empty
+    spoke: the CRs without their finalizer, then every object the operator labelled
+    (app.kubernetes.io/name, its InjectLabel), then the operator itself."""
+    for kind, ns, name in (("KnativeServing", SERVING, SERVING),
+                           ("KnativeEventing", EVENTING, EVENTING)):
+        try:
+            release_orphaned(api, kind, ns, name)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+    kubectl = [str(lab.bin / "kubectl"), "--kubeconfig", lab.spokes[0].kubeconfig]
+    kinds = subprocess.run([*kubectl, "api-resources", "--verbs=list,delete", "-o", "name"],
+                           check=True, stdout=subprocess.PIPE, text=True).stdout.split()
+    subprocess.run([*kubectl, "delete", ",".join(k for k in kinds if k != "events"), "-A",
+                    "-l", "app.kubernetes.io/name in (knative-serving,knative-eventing)",
+                    "--ignore-not-found", "--wait=false"],
+                   check=True, stdout=subprocess.DEVNULL, timeout=300)
+    remove_operator(api)
+    core = client.CoreV1Api(api)
+    for ns in (SERVING, EVENTING):
+        try:
+            core.delete_namespace(ns)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+    wait_for(lambda: not {SERVING, EVENTING} & {n.metadata.name for n in
+                                                 core.list_namespace().items},
+             300, what="the install namespaces of spoke-1 deleted")
+
+
+def comparable(found: dict) -> dict:
+    return {k: parity.normalize(k, v) for k, v in found.items()}
+
+
+def test_both_installs_are_ready(world: dict) -> None:
+    for api in (world["api1"], world["api2"]):
+        for ns in (SERVING, EVENTING):
+            deps = deployments_available(api, ns)
+            assert deps and all(deps.values()), (ns, deps)
+
+
+def test_every_object_matches_the_operator_or_is_a_listed_difference(world: dict) -> None:
+    found = parity.differences(comparable(world["operator_install"]),
+                               comparable(world["fleet_install"]))
+    unexplained = parity.unexplained(found, KNOWN)
+    assert not unexplained, "differences from the operator not fixed nor listed:\n" + \
+        "\n".join(str(f) for f in unexplained[:80]) + f"\n({len(unexplained)} in all)"
+    stale = parity.unused(found, KNOWN)
+    assert not stale, "listed differences the installs no longer show: " + \
+        ", ".join(f"{k.row}: {k.path}" for k in stale)
+    # The comparison saw the whole install, not an empty one.
+    kinds = {k[0] for k in world["fleet_install"]}
+    assert {"apps/Deployment", "/ConfigMap", "autoscaling/HorizontalPodAutoscaler",
+            "apiextensions.k8s.io/CustomResourceDefinition", "batch/Job",
+            "policy/PodDisruptionBudget", "rbac.authorization.k8s.io/ClusterRole",
+            "admissionregistration.k8s.io/ValidatingWebhookConfiguration"} <= kinds
+    assert len(world["fleet_install"]) > 200
+
+
+def test_the_installed_spec_previews_no_change(world: dict) -> None:
+    # Every object as applied equals what the spoke stores (an empty rule list once
+    # showed as a change on every preview).
+    res, steps = world["stack"].preview_steps()
+    assert res.ok, res.out
+    assert changed_spokes(steps) == {}, _changes(steps)
+
+
+def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
+    api1, stack, operator = world["api1"], world["stack"], world["operator"]
+    before = {k: v["metadata"]["uid"] for k, v in objects(api1).items()
+              if k in world["operator_install"] and k[0] not in OPERATOR_KINDS}
+    fleet = [*world["fleet"], fleet_entry("spoke-1", world["serving"], world["eventing"])]
+    with deployments_availability(api1, [SERVING, EVENTING]) as availability:
+        # 1. The operator stops: it neither reverts the adoption nor runs its uninstall.
+        operator.stop()
+        # 2. Its CRs are released: finalizer off, deleted with propagationPolicy Orphan.
+        release_orphaned(api1, "KnativeServing", SERVING, SERVING)
+        release_orphaned(api1, "KnativeEventing", EVENTING, EVENTING)
+        # 3. knative-fleet adopts the running objects; the review shows no delete/replace.
+        stack.configure(fleet, releaseBase=world["release_base"])
+        res, steps = stack.preview_steps()
+        assert res.ok, res.out
+        assert changed_spokes(steps) == {"spoke-1": {"create"}}, _changes(steps)
+        res = stack.up()
+        assert res.ok, res.out
+        # 4. The operator goes.
+        remove_operator(api1)
+    assert availability.seen >= {(SERVING, "controller"), (EVENTING, "eventing-controller")}
+    assert not availability.unavailable, availability.unavailable
+    after = {k: v["metadata"]["uid"] for k, v in objects(api1).items()}
+    gone = sorted(k for k in before if k not in after and not _expires(k, world))
+    renewed = sorted(k for k in before if k in after and after[k] != before[k])
+    assert not gone, f"objects deleted by the take-over: {gone}"
+    assert not renewed, f"objects created anew by the take-over: {renewed}"
+    # The namespaced objects the operator installed are owned by the anchor alone now.
+    owners = {k: [r["kind"] for r in v["metadata"].get("ownerReferences") or []]
+              for k, v in objects(api1).items() if k in before and k[1] in (SERVING, EVENTING)}
+    assert owners and {k: o for k, o in owners.items() if o != ["ConfigMap"]} == {}
+    res, steps = stack.preview_steps()
+    assert res.ok, res.out
+    assert changed_spokes(steps) == {}, _changes(steps)
+
+
+def _changes(steps: list[dict]) -> list[tuple[str, str, list]]:
+    """(op, urn, changed properties) of every step that is not `same`."""
+    return [(s["op"], s["urn"].rsplit("::", 1)[-1], s.get("diffReasons") or [])
+            for s in steps if s.get("op") not in ("same", "read")][:40]
+
+
+def _expires(key: tuple[str, str, str], world: dict) -> bool:
+    """Finished Jobs with a TTL are deleted by the cluster on its own schedule."""
+    obj = world["operator_install"].get(key) or {}
+    return key[0] == "batch/Job" and (obj.get("spec") or {}).get(
+        "ttlSecondsAfterFinished") is not None
