@@ -18,7 +18,7 @@ from pydantic import Field, field_validator, model_validator
 from core.errors import TransformError
 from core.strict import Strict
 from knative.manifests import SKIP_AWAIT_ANNOTATION, Rendered
-from knative.objects import all_objects, pod_template_spec, require
+from knative.objects import all_objects, find, pod_template_spec, require
 from knative.spec.config import ConfigData, user_config_sets
 
 if TYPE_CHECKING:
@@ -277,7 +277,11 @@ def _apply_kourier(rendered: Rendered, options: KourierOptions) -> None:
 
 
 def _apply_istio(rendered: Rendered, options: IstioOptions) -> None:
-    """The operator's gatewayTransform: non-empty selector/servers replace the Gateway's."""
+    """The operator's gatewayTransform: non-empty selector/servers replace the Gateway's;
+    and its IngressServiceTransform (ingress/ingress_service.go updateIstioService): a
+    non-empty selector also replaces the `spec.selector` of the release Service of the
+    same name (net-istio's knative-local-gateway Service in istio-system), so the
+    cluster-local traffic reaches the same gateway pods as the Gateway."""
     for name, override, key in (
             (ISTIO_INGRESS_GATEWAY, options.knative_ingress_gateway, "knative-ingress-gateway"),
             (ISTIO_LOCAL_GATEWAY, options.knative_local_gateway, "knative-local-gateway")):
@@ -288,6 +292,10 @@ def _apply_istio(rendered: Rendered, options: IstioOptions) -> None:
         spec = gateway.setdefault("spec", {})
         if override.selector:
             spec["selector"] = dict(override.selector)
+            service = find([*rendered.namespaced, *rendered.external], "Service", name,
+                           api_group="")
+            if service is not None:
+                service.setdefault("spec", {})["selector"] = dict(override.selector)
         if override.servers:
             spec["servers"] = [dict(s) for s in override.servers]
 

@@ -248,6 +248,24 @@ def test_istio_local_gateway_selector_only_keeps_the_release_servers() -> None:
     assert spec["servers"][0]["port"]["number"] == 8081
 
 
+def test_istio_local_gateway_selector_also_selects_for_its_service() -> None:
+    # The operator's IngressServiceTransform: the knative-local-gateway Service (kept in
+    # istio-system) selects the same gateway pods as the Gateway.
+    base = serving("istio")
+    out = apply_ingress(serving("istio"), ingress({"istio": {"knative-local-gateway": {
+        "selector": {"app": "local-gw"}}}}))
+    service = find(out, "Service", "knative-local-gateway")
+    assert service["metadata"]["namespace"] == "istio-system"
+    assert service["spec"]["selector"] == {"app": "local-gw"}
+    assert service["spec"]["ports"] == find(base, "Service", "knative-local-gateway")[
+        "spec"]["ports"]
+    # servers alone leave the Service's selector as released
+    out = apply_ingress(serving("istio"), ingress({"istio": {"knative-local-gateway": {
+        "servers": SERVERS}}}))
+    assert find(out, "Service", "knative-local-gateway") == \
+        find(base, "Service", "knative-local-gateway")
+
+
 def test_empty_istio_overrides_change_nothing_but_the_class() -> None:
     base = serving("istio")
     out = apply_ingress(serving("istio"), ingress({"istio": {
