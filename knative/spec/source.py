@@ -44,9 +44,10 @@ class EventingSources(Strict):
 
 
 def enabled_sources(spec: ComponentSpec) -> list[str]:
-    """The sources whose release files are loaded for this spec: none for Serving, and
-    none when `manifests` replaces the release files (that list names every file)."""
+    """The sources whose release files are loaded for this spec (none for Serving): also
+    when `manifests` replaces Eventing's own files, as the operator's AppendTargetSources
+    appends the enabled sources after a `manifests` list too."""
     sources: EventingSources | None = getattr(spec, "source", None)
-    if sources is None or spec.manifests is not None:
+    if sources is None:
         return []
     return sources.enabled_names()

@@ -15,7 +15,7 @@ def test_eventing_spec_parses_the_operator_keys() -> None:
         "source": {"kafka": {"enabled": True}, "github": {}, "ceph": {"enabled": False}}})
     assert options.default_broker_class == "Kafka"
     assert options.sink_binding_selection_mode == "inclusion"
-    assert options.source.enabled_names() == ["kafka", "github"]
+    assert options.source.enabled_names() == ["github", "kafka"]  # the operator's order
 
 
 def test_eventing_keys_default_to_the_release_behaviour() -> None:

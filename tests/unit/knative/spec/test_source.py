@@ -60,8 +60,10 @@ def test_sources_are_the_ones_releases_can_load() -> None:
     assert every.enabled_names() == ["ceph", "github", "gitlab", "kafka", "rabbitmq", "redis"]
 
 
-def test_no_sources_for_serving_or_when_manifests_name_every_file() -> None:
+def test_sources_are_loaded_after_manifests_too() -> None:
+    # The operator appends the enabled sources after a `manifests` list as well (it used
+    # to be dropped here without a word).
     assert enabled_sources(ServingSpec()) == []
     assert enabled_sources(EventingSpec(source={"github": {}})) == ["github"]
     assert enabled_sources(EventingSpec(source={"github": {}},
-                                        manifests=["https://example.com/e.yaml"])) == []
+                                        manifests=["https://example.com/e.yaml"])) == ["github"]
