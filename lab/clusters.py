@@ -21,6 +21,11 @@ kind: KwokctlConfiguration
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 options:
   bindAddress: 127.0.0.1
+  # A node lease of 40 s (8 x kwokctl's heartbeatFactor of 5) instead of kwokctl's 200 s.
+  # A restarted kwok controller waits for its predecessor's node leases to expire before
+  # it plays any pod, so a spoke restarted by a test would sit with Pending pods for over
+  # three minutes.
+  nodeLeaseDurationSeconds: 8
 """
 COMPONENTS = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller",
