@@ -16,6 +16,8 @@ CLUSTERPROFILE_CRD = (
     SHARED / "cluster-inventory-api" / "v0.1.2" / "multicluster.x-k8s.io_clusterprofiles.yaml"
 )
 RELEASES = SHARED / "knative-releases"
+# The Pulumi Kubernetes Operator's CRDs, unmodified, for validating the runner's Stack objects.
+PULUMI_OPERATOR_CRDS = SHARED / "pulumi-kubernetes-operator" / "v2.9.0-8-g475dbc6c"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@
     python -m runner up --stacks 'prod-*' --ring 1        only ring 1 (a CI job per ring)
     python -m runner preview|destroy|refresh --stacks ... the same for the other operations
     python -m runner status [--stacks PATTERN] [--json]   the fleet-wide view
+    python -m runner operator-stacks --stacks ... --repo URL
+                                                          the stacks as Pulumi Kubernetes
+                                                          Operator `Stack` objects (YAML)
 
 `refresh` is a drift check: a refresh preview, the state is not written. `up` and
 `destroy` stop at the first ring with a failed stack; `preview` and `refresh` report
@@ -22,7 +25,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runner import execution, plan, selection, status, summary
+import yaml
+from pydantic import ValidationError
+
+from core.problems import problem_lines
+from runner import execution, operator_stacks, plan, selection, status, summary
 from runner.progress import Board
 from runner.results import OPERATIONS
 
@@ -60,6 +67,20 @@ def parser() -> argparse.ArgumentParser:
                          help="the Pulumi project (default: this repository)")
         cmd.add_argument("--json", action="store_true",
                          help="print JSON on stdout (progress goes to stderr)")
+    ops = sub.add_parser("operator-stacks", help="the chosen stacks as Pulumi Kubernetes "
+                         "Operator Stack objects, ring N waiting for ring N-1 (YAML on stdout)")
+    ops.add_argument("--stacks", default="*", metavar="PATTERN",
+                     help="stack names, shell-style; default: every stack")
+    ops.add_argument("--ring", type=int, action="append", metavar="N",
+                     help="only the stacks of ring N (repeat for several rings)")
+    ops.add_argument("--project-dir", type=Path, default=REPO, metavar="DIR",
+                     help="the Pulumi project (default: this repository)")
+    fields = operator_stacks.OperatorStackSettings.model_fields
+    for name, field in fields.items():
+        flag = "--" + name.replace("_", "-")
+        default = "" if field.is_required() else f" (default: {field.default!r})"
+        ops.add_argument(flag, dest=name, required=field.is_required(),
+                         help=f"{field.description or name}{default}")
     return p
 
 
@@ -134,6 +155,27 @@ def run_status(args: argparse.Namespace) -> int:
     return 1 if any(s.error for s in statuses) else 0
 
 
+def run_operator_stacks(args: argparse.Namespace) -> int:
+    fields = operator_stacks.OperatorStackSettings.model_fields
+    given = {k: getattr(args, k) for k in fields if getattr(args, k) is not None}
+    try:
+        settings = operator_stacks.OperatorStackSettings.model_validate(given)
+    except ValidationError as exc:
+        for line in problem_lines(exc):
+            key, _, msg = line.partition(": ")
+            print(f"python -m runner operator-stacks: --{key.replace('_', '-')}: {msg}",
+                  file=sys.stderr)
+        return USAGE_ERROR
+    project_dir = args.project_dir.resolve()
+    stacks = selection.select(project_dir, args.stacks,
+                              rings=set(args.ring) if args.ring else None)
+    if not stacks:
+        raise selection.SelectionError(f"no stack matching {args.stacks!r} in the rings asked")
+    print(yaml.safe_dump_all(operator_stacks.stack_objects(stacks, settings),
+                             sort_keys=False), end="")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
 
@@ -143,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "status":
             return run_status(args)
+        if args.command == "operator-stacks":
+            return run_operator_stacks(args)
         return run_operation(args, out)
     except selection.SelectionError as exc:
         print(f"python -m runner: {exc}", file=sys.stderr)
