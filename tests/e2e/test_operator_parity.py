@@ -17,12 +17,8 @@ anew (uids compared), and `pulumi preview` then shows no change.
 
 from __future__ import annotations
 
-import copy
-import json
-import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import yaml
@@ -31,30 +27,26 @@ from kubernetes import client
 from lab.fleet import FleetStack
 from lab.handle import Lab
 from lab.operator import KnativeOperator, cr, release_orphaned, remove_operator
-from lab.wait import wait_for
 from tests.support import parity
 from tests.support.fleet import changed_spokes, deployments_available
-from tests.support.operator_differences import KNOWN
+from tests.support.operator_differences import KNOWN, RICH
+from tests.support.operator_lab import (
+    EVENTING,
+    SERVING,
+    clean_spoke,
+    comparable,
+    fleet_entry,
+    install,
+    keep,
+    remove_knative_crds,
+    spec,
+    step_changes,
+)
 from tests.support.snapshot import objects
 from tests.support.watch import deployments_availability
 
 pytestmark = pytest.mark.e2e
-SPECS = Path(__file__).parent / "operator_specs"
-SERVING, EVENTING = "knative-serving", "knative-eventing"
 OPERATOR_KINDS = {"operator.knative.dev/KnativeServing", "operator.knative.dev/KnativeEventing"}
-
-
-def spec(name: str) -> dict:
-    return yaml.safe_load((SPECS / name).read_text())["spec"]
-
-
-def fleet_entry(spoke: str, serving: dict, eventing: dict) -> dict:
-    return {"name": spoke, "clusterProfileRef": {"name": spoke, "namespace": "fleet-system"},
-            "serving": copy.deepcopy(serving), "eventing": copy.deepcopy(eventing)}
-
-
-def install(api: client.ApiClient, before: set) -> dict:
-    return parity.install_objects(objects(api), before)
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +71,9 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
                    "api1": api1, "api2": api2, "operator": operator,
                    "release_base": f"file://{mirror}"}
     try:
-        _clean_spoke(lab, api1)  # anything an earlier, interrupted run left
+        clean_spoke(lab, api1)  # anything an earlier, interrupted run left
         for api in (api1, api2):
-            _remove_knative_crds(api)
+            remove_knative_crds(api)
         operator.install_crds(api1)
         before1, before2 = set(objects(api1)), set(objects(api2))
         core = client.CoreV1Api(api1)
@@ -99,72 +91,14 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         assert res.ok, res.out
         world["operator_install"] = install(api1, before1)
         world["fleet_install"] = install(api2, before2)
-        _keep(lab.dir.root / "parity", world)
+        keep(lab.dir.root / "parity", world)
         yield world
     finally:
         operator.stop()
         stack.destroy()
         stack.remove()
         stack.cleanup()
-        _clean_spoke(lab, api1)
-
-
-def _remove_knative_crds(api: client.ApiClient) -> None:
-    """Knative's CRDs, which an earlier install on the spoke kept (CRDs are kept on
-    destroy), go first: both installs then create every object they compare."""
-    ext = client.ApiextensionsV1Api(api)
-    names = [c.metadata.name for c in ext.list_custom_resource_definition().items
-             if c.spec.group.endswith("knative.dev") and not c.spec.group.startswith(
-                 "operator.")]
-    for name in names:
-        ext.delete_custom_resource_definition(name)
-    wait_for(lambda: not {c.metadata.name for c in ext.list_custom_resource_definition().items}
-             & set(names), 120, what="Knative CRDs kept by earlier installs deleted")
-
-
-def _keep(where: Path, world: dict) -> None:
-    """Both installs as JSON in the lab dir (`.lab/parity/`), to read when the comparison
-    fails (`lab dump` keeps the lab dir)."""
-    where.mkdir(parents=True, exist_ok=True)
-    for side in ("operator_install", "fleet_install"):
-        rows = [{"key": list(k), "object": v} for k, v in sorted(world[side].items())]
-        (where / f"{side}.json").write_text(json.dumps(rows, indent=1))
-
-
-def _clean_spoke(lab: Lab, api: client.ApiClient) -> None:
-    """Whatever the tests left of the operator's install on spoke-1 goes (after a failed
-    take-over, every object of it), so the next module starts from the lab's empty
-    spoke: the CRs without their finalizer, then every object the operator labelled
-    (app.kubernetes.io/name, its InjectLabel), then the operator itself."""
-    for kind, ns, name in (("KnativeServing", SERVING, SERVING),
-                           ("KnativeEventing", EVENTING, EVENTING)):
-        try:
-            release_orphaned(api, kind, ns, name)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
-    kubectl = [str(lab.bin / "kubectl"), "--kubeconfig", lab.spokes[0].kubeconfig]
-    kinds = subprocess.run([*kubectl, "api-resources", "--verbs=list,delete", "-o", "name"],
-                           check=True, stdout=subprocess.PIPE, text=True).stdout.split()
-    subprocess.run([*kubectl, "delete", ",".join(k for k in kinds if k != "events"), "-A",
-                    "-l", "app.kubernetes.io/name in (knative-serving,knative-eventing)",
-                    "--ignore-not-found", "--wait=false"],
-                   check=True, stdout=subprocess.DEVNULL, timeout=300)
-    remove_operator(api)
-    core = client.CoreV1Api(api)
-    for ns in (SERVING, EVENTING):
-        try:
-            core.delete_namespace(ns)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
-    wait_for(lambda: not {SERVING, EVENTING} & {n.metadata.name for n in
-                                                 core.list_namespace().items},
-             300, what="the install namespaces of spoke-1 deleted")
-
-
-def comparable(found: dict) -> dict:
-    return {k: parity.normalize(k, v) for k, v in found.items()}
+        clean_spoke(lab, api1)
 
 
 def test_both_installs_are_ready(world: dict) -> None:
@@ -177,10 +111,10 @@ def test_both_installs_are_ready(world: dict) -> None:
 def test_every_object_matches_the_operator_or_is_a_listed_difference(world: dict) -> None:
     found = parity.differences(comparable(world["operator_install"]),
                                comparable(world["fleet_install"]))
-    unexplained = parity.unexplained(found, KNOWN)
+    unexplained = parity.unexplained(found, KNOWN, RICH)
     assert not unexplained, "differences from the operator not fixed nor listed:\n" + \
         "\n".join(str(f) for f in unexplained[:80]) + f"\n({len(unexplained)} in all)"
-    stale = parity.unused(found, KNOWN)
+    stale = parity.unused(found, KNOWN, RICH)
     assert not stale, "listed differences the installs no longer show: " + \
         ", ".join(f"{k.row}: {k.path}" for k in stale)
     # The comparison saw the whole install, not an empty one.
@@ -197,7 +131,7 @@ def test_the_installed_spec_previews_no_change(world: dict) -> None:
     # showed as a change on every preview).
     res, steps = world["stack"].preview_steps()
     assert res.ok, res.out
-    assert changed_spokes(steps) == {}, _changes(steps)
+    assert changed_spokes(steps) == {}, step_changes(steps)
 
 
 def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
@@ -215,7 +149,7 @@ def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
         stack.configure(fleet, releaseBase=world["release_base"])
         res, steps = stack.preview_steps()
         assert res.ok, res.out
-        assert changed_spokes(steps) == {"spoke-1": {"create"}}, _changes(steps)
+        assert changed_spokes(steps) == {"spoke-1": {"create"}}, step_changes(steps)
         res = stack.up()
         assert res.ok, res.out
         # 4. The operator goes.
@@ -233,13 +167,7 @@ def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
     assert owners and {k: o for k, o in owners.items() if o != ["ConfigMap"]} == {}
     res, steps = stack.preview_steps()
     assert res.ok, res.out
-    assert changed_spokes(steps) == {}, _changes(steps)
-
-
-def _changes(steps: list[dict]) -> list[tuple[str, str, list]]:
-    """(op, urn, changed properties) of every step that is not `same`."""
-    return [(s["op"], s["urn"].rsplit("::", 1)[-1], s.get("diffReasons") or [])
-            for s in steps if s.get("op") not in ("same", "read")][:40]
+    assert changed_spokes(steps) == {}, step_changes(steps)
 
 
 def _expires(key: tuple[str, str, str], world: dict) -> bool:

@@ -1,6 +1,8 @@
 """Where knative-fleet's install differs from the Knative Operator's for the same spec,
-each with its reason (tests/e2e/test_operator_parity.py finds them on the lab; an entry
-that explains nothing there fails that test, so the list never outlives a fix).
+each with its reason (tests/e2e/test_operator_parity.py and
+tests/e2e/test_operator_parity_ingresses.py find them on the lab; an entry that explains
+nothing in an install it is about fails that install's test, so the list never outlives
+a fix).
 
 `row` names the README spec-table row (or "(every object)", the list under that table)
 whose "differs from the operator" text is `readme`; tests/unit/support/
@@ -12,6 +14,18 @@ from __future__ import annotations
 from tests.support.parity import Known
 
 EVERY = "(every object)"
+# The parity installs (`installs` of an entry; none named: every one): the rich Serving
+# and Eventing of tests/e2e/test_operator_parity.py, and the Serving-only ingress
+# variants of tests/e2e/test_operator_parity_ingresses.py.
+RICH = "rich"
+KOURIER_LB = "kourier-lb-manifests"
+ISTIO = "istio"
+CONTOUR = "contour"
+VARIANTS = (KOURIER_LB, ISTIO, CONTOUR)
+INSTALLS = frozenset({RICH, *VARIANTS})
+# Installs from the release files (the variant with `manifests` lists fewer: no HPA,
+# no post-install Jobs).
+RELEASE_FILES = frozenset({RICH, ISTIO, CONTOUR})
 # The Deployments an HPA scales in the parity specs' releases (Serving with Kourier,
 # Eventing with its brokers).
 HPA_SCALED = "|".join(f"{ns}/{name}" for ns, name in (
@@ -53,19 +67,22 @@ KNOWN: tuple[Known, ...] = (
     Known("batch/Job", "*", "metadata.generateName", EVERY,
           "Jobs get the operator's fixed versioned name without the release's "
           "`generateName` beside it",
-          "a named object needs no generateName; the server ignores it"),
+          "a named object needs no generateName; the server ignores it",
+          installs=RELEASE_FILES),
     Known("apps/Deployment", "knative-eventing/pingsource-mt-adapter",
           "spec.template.spec.containers[[]0[]].env*", EVERY,
           "`pingsource-mt-adapter` keeps the release's env order; the operator, from its "
           "second reconcile on, lists the env vars the PingSource controller fills first",
           "same names and values; knative-fleet leaves those values and the adapter's "
-          "replicas to the controller after install (ignored in diffs)"),
+          "replicas to the controller after install (ignored in diffs)",
+          installs=frozenset({RICH})),
     Known("apps/Deployment", HPA_SCALED, "spec.replicas", "high-availability.replicas",
           "HPA-scaled Deployments keep the release's `spec.replicas` (the HPA's "
           "`minReplicas` holds the floor and the HPA scales them up to it); the operator "
           "also writes `spec.replicas` on them",
           "written on an HPA-scaled Deployment, every later apply would set it back after "
-          "the HPA scaled, and `make drift` would report the HPA's own writes"),
+          "the HPA scaled, and `make drift` would report the HPA's own writes",
+          installs=frozenset({RICH})),
     Known("/ConfigMap", "knative-eventing/config-logging|knative-eventing/config-observability"
           "|knative-eventing/config-tracing", "*", "source.<name>.enabled",
           "where a source ships its own `config-logging`, `config-observability` or "
@@ -73,17 +90,26 @@ KNOWN: tuple[Known, ...] = (
           "core's and every source's copy one after the other on each reconcile, so which "
           "one the spoke holds changes from one moment to the next",
           "the core's controllers read these; a copy flapping between versions is a bug",
-          varies=True),
+          varies=True, installs=frozenset({RICH})),
     Known("/Namespace", "knative-eventing", "metadata.labels.*", "source.<name>.enabled",
           "", "the operator applies the core's and each source's Namespace object on every "
           "reconcile; between two reconciles it holds the last one's labels, as here",
-          varies=True),
+          varies=True, installs=frozenset({RICH})),
+    Known("/Namespace", "knative-serving", "metadata.labels.*", "namespace",
+          "`knative-serving` keeps the labels of Kourier's Namespace object (the release's "
+          "last, moved into the install namespace); the operator applies Serving core's and "
+          "Kourier's Namespace object one after the other on each reconcile, so its labels "
+          "change from one moment to the next",
+          "one object written twice per reconcile is a bug; the last write is what the "
+          "operator leaves between reconciles",
+          varies=True, installs=frozenset({RICH, KOURIER_LB})),
     Known("/ConfigMap", "knative-serving/config-deployment", "data.queue-sidecar-image",
           "registry.default",
           "`config-deployment` `queue-sidecar-image` gets the `queue-proxy` image the "
           "registry gives; the operator leaves the release's (knative/operator#2313)",
           "the operator's behaviour is a bug: revisions would pull queue-proxy from the "
-          "public registry the user redirected"),
+          "public registry the user redirected",
+          installs=frozenset({RICH})),
     Known("/ConfigMap", "knative-serving/config-network", "data.ingress-class",
           "*(derived)* config-network ingress-class",
           "`ingress-class` is written for the chosen ingress; the operator leaves it to "
@@ -95,19 +121,8 @@ KNOWN: tuple[Known, ...] = (
 
 # Rows of the README spec table the operator has no key for.
 FLEET_ONLY = frozenset({"allowMinorSkip", "deleteCrdsOnDestroy"})
-# Rows the parity specs (tests/e2e/operator_specs/parity-*.yaml) do not exercise, and why.
+# Rows no parity spec (tests/e2e/operator_specs/parity-*.yaml) exercises, and why.
 NOT_COMPARED: dict[str, str] = {
-    "manifests": "not compared on the lab yet (overwrite mode replaces the release files "
-                 "the other rows are compared on)",
-    "ingress.kourier.service-load-balancer-ip": "not compared on the lab yet (needs "
-                                                "`service-type: LoadBalancer`; the parity "
-                                                "spec uses NodePort)",
-    **{f"ingress.{key}": "not compared on the lab yet (the parity spec installs Kourier; "
-                         "knative-fleet installs one ingress at a time)"
-       for key in ("istio.knative-ingress-gateway.selector",
-                   "istio.knative-ingress-gateway.servers",
-                   "istio.knative-local-gateway.selector", "istio.knative-local-gateway.servers",
-                   "contour.enabled")},
     "ingress.gateway-api.enabled": "not compared: the operator v0.48.1 bundles no "
                                    "net-gateway-api",
 }

@@ -3,7 +3,7 @@ Knative Operator wrote on one spoke against what knative-fleet wrote on another.
 
 An install is every object that appeared on a spoke during it (a snapshot before, one
 after), less what controllers make from it (Pods, ReplicaSets, ...). Fields that the
-cluster fills in (uids, times, allocated ports, Job selectors) are left out of both;
+cluster fills in (uids, times, allocated IPs and node ports, Job selectors) are left out of both;
 everything else must be equal or be explained by an entry of a list of known
 differences, each with its reason and the README row that states it.
 """
@@ -11,6 +11,7 @@ differences, each with its reason and the README row that states it.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ def install_objects(after: Mapping[Key, dict], before: Iterable[Key]) -> dict[Ke
 def normalize(key: Key, obj: dict) -> dict:
     """The object as its writer wrote it: status and what the server fills in removed."""
     obj = {k: v for k, v in obj.items() if k != "status"}
-    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in SERVER_METADATA}
+    raw_meta = obj.get("metadata")
+    meta = {k: v for k, v in (raw_meta or {}).items() if k not in SERVER_METADATA}
     for field, drop in (("annotations", SERVER_ANNOTATIONS), ("labels", SERVER_LABELS)):
         kept = {k: v for k, v in (meta.get(field) or {}).items() if k not in drop}
         if kept:
@@ -53,7 +55,7 @@ def normalize(key: Key, obj: dict) -> dict:
     obj["metadata"] = meta
     spec = obj.get("spec")
     if key[0] == "/Service" and isinstance(spec, dict):
-        spec = {k: v for k, v in spec.items() if k not in ("clusterIP", "clusterIPs")}
+        spec = _written_service_spec(spec, (raw_meta or {}).get("managedFields") or [])
         obj["spec"] = spec
     if key[0] == "batch/Job" and isinstance(spec, dict):
         spec = {k: v for k, v in spec.items() if k != "selector"}
@@ -65,6 +67,44 @@ def normalize(key: Key, obj: dict) -> dict:
         spec["template"] = template
         obj["spec"] = spec
     return obj
+
+
+def _owned_service_fields(managed_fields: list[dict]) -> tuple[set[str], set[str]]:
+    """({spec field}, {port key}) of the Service spec fields and `spec.ports[]` entries
+    whose `nodePort` some writer (any field manager) set: what the API server allocated
+    is in no manager's set."""
+    fields: set[str] = set()
+    node_ports: set[str] = set()
+    for entry in managed_fields:
+        spec = ((entry.get("fieldsV1") or {}).get("f:spec") or {})
+        fields |= {k.removeprefix("f:") for k in spec if k.startswith("f:")}
+        for port_key, port in (spec.get("f:ports") or {}).items():
+            if port_key.startswith("k:") and "f:nodePort" in (port or {}):
+                node_ports.add(port_key)
+    return fields, node_ports
+
+
+def _port_key(port: dict) -> str:
+    """A `spec.ports[]` entry's key as managedFields writes it (`k:{"port":80,...}`)."""
+    return "k:" + json.dumps({"port": port.get("port"), "protocol": port.get("protocol", "TCP")},
+                             separators=(",", ":"))
+
+
+def _written_service_spec(spec: dict, managed_fields: list[dict]) -> dict:
+    """A Service spec less what the API server allocates: cluster IPs always; the
+    `nodePort` of a port and the `healthCheckNodePort` only when no writer set them
+    (a NodePort or LoadBalancer Service gets them allocated unless its spec fixes them;
+    one the spec fixes is compared like any field)."""
+    spec = {k: v for k, v in spec.items() if k not in ("clusterIP", "clusterIPs")}
+    fields, node_ports = _owned_service_fields(managed_fields)
+    if "healthCheckNodePort" not in fields:
+        spec.pop("healthCheckNodePort", None)
+    if isinstance(spec.get("ports"), list):
+        spec["ports"] = [
+            p if not isinstance(p, dict) or "nodePort" not in p or _port_key(p) in node_ports
+            else {k: v for k, v in p.items() if k != "nodePort"}
+            for p in spec["ports"]]
+    return spec
 
 
 @dataclass(frozen=True)
@@ -123,7 +163,9 @@ class Known:
     `kind`, `name` and `path` are fnmatch patterns over a Field's group/Kind, its
     "namespace/name" (or name; alternatives joined by "|") and its path (a literal "["
     is written "[[]"); `row` is the README table row whose last
-    column states `readme` (tests/unit/test_operator_parity_list.py checks it)."""
+    column states `readme` (tests/unit/support/test_operator_differences.py checks it).
+    `installs` names the parity installs the entry is about (None: every one): it
+    explains differences only there, and must explain one in each of them."""
 
     kind: str
     name: str
@@ -134,6 +176,11 @@ class Known:
     # The operator's own result varies from one look to the next (it applies two copies
     # of the object on every reconcile): the entry may explain nothing on a given run.
     varies: bool = False
+    installs: frozenset[str] | None = None
+
+    def applies_to(self, install: str | None) -> bool:
+        """Whether the entry is about `install` (None: any install)."""
+        return install is None or self.installs is None or install in self.installs
 
     def matches(self, f: Field) -> bool:
         kind, ns, name = f.key
@@ -143,15 +190,20 @@ class Known:
                 and fnmatch.fnmatchcase(f.path, self.path))
 
 
-def unexplained(found: Iterable[Field], known: Iterable[Known]) -> list[Field]:
-    known = list(known)
+def unexplained(found: Iterable[Field], known: Iterable[Known],
+                install: str | None = None) -> list[Field]:
+    """The differences no entry about `install` explains."""
+    known = [k for k in known if k.applies_to(install)]
     return [f for f in found if not any(k.matches(f) for k in known)]
 
 
-def unused(found: Iterable[Field], known: Iterable[Known]) -> list[Known]:
-    """Entries that explain nothing: a fixed difference whose entry must go."""
+def unused(found: Iterable[Field], known: Iterable[Known],
+           install: str | None = None) -> list[Known]:
+    """Entries about `install` that explain nothing in it: a fixed difference whose entry
+    must go (or an install the entry no longer applies to)."""
     found = list(found)
-    return [k for k in known if not k.varies and not any(k.matches(f) for f in found)]
+    return [k for k in known if k.applies_to(install) and not k.varies
+            and not any(k.matches(f) for f in found)]
 
 
 # kodata layout of the operator -> GitHub's release download layout (what releaseBase reads)

@@ -7,6 +7,7 @@ from lab.paths import REPO
 from tests.support.operator_differences import (
     EVERY,
     FROM_CODE,
+    INSTALLS,
     KNOWN,
     NOT_COMPARED,
     differs_cell,
@@ -48,3 +49,10 @@ def test_the_list_under_the_table_is_the_every_object_list() -> None:
     text = (REPO / "README.md").read_text()
     for line in every_object_lines():
         assert f"\n{line}\n" in text, line
+
+
+def test_every_entry_names_installs_the_parity_tests_make() -> None:
+    # An install name no test uses would keep its entry from ever being checked.
+    wrong = [k for k in KNOWN if k.installs is not None and not k.installs <= INSTALLS]
+    assert not wrong, wrong
+    assert all(k.installs != frozenset() for k in KNOWN)

@@ -33,6 +33,28 @@ def test_normalize_drops_what_the_server_fills_in() -> None:
     assert parity.normalize(SVC, svc)["spec"] == {"type": "ClusterIP"}
 
 
+def test_normalize_drops_allocated_node_ports_and_keeps_the_ones_a_writer_set() -> None:
+    owned = {"f:spec": {"f:type": {}, "f:ports": {
+        ".": {}, 'k:{"port":443,"protocol":"TCP"}': {"f:nodePort": {}, "f:port": {}},
+        'k:{"port":80,"protocol":"TCP"}': {"f:port": {}}}}}
+    svc = {"metadata": {"name": "kourier", "managedFields": [
+               {"manager": "knative-fleet", "fieldsV1": owned}]},
+           "spec": {"type": "LoadBalancer", "healthCheckNodePort": 30756,
+                    "ports": [{"name": "http2", "port": 80, "protocol": "TCP",
+                               "nodePort": 31917},
+                              {"name": "https", "port": 443, "protocol": "TCP",
+                               "nodePort": 31443}]}}
+    assert parity.normalize(SVC, svc)["spec"] == {
+        "type": "LoadBalancer",
+        "ports": [{"name": "http2", "port": 80, "protocol": "TCP"},
+                  {"name": "https", "port": 443, "protocol": "TCP", "nodePort": 31443}]}
+    owned["f:spec"]["f:healthCheckNodePort"] = {}
+    assert parity.normalize(SVC, svc)["spec"]["healthCheckNodePort"] == 30756
+    # Without managedFields no writer is known to have set them: all allocated.
+    bare = {"metadata": {"name": "x"}, "spec": {"ports": [{"port": 1, "nodePort": 30001}]}}
+    assert parity.normalize(SVC, bare)["spec"] == {"ports": [{"port": 1}]}
+
+
 def test_normalize_drops_job_selectors_and_their_labels() -> None:
     job = {"metadata": {"name": "j", "labels": {"controller-uid": "u", "app": "j"}},
            "spec": {"selector": {"matchLabels": {"controller-uid": "u"}},
@@ -71,6 +93,18 @@ def test_a_known_difference_explains_only_what_its_patterns_match() -> None:
     cluster = Known("rbac*/ClusterRole", "knative-*", "", "row", "text", "why")
     assert cluster.matches(Field(("rbac.authorization.k8s.io/ClusterRole", "", "knative-x"),
                                  "", "present", None))
+
+
+def test_an_entry_about_some_installs_explains_and_goes_stale_only_there() -> None:
+    istio = Known("apps/*", "knative-serving/*", "metadata.labels.*", "row", "text", "why",
+                  installs=frozenset({"istio"}))
+    every = Known("apps/*", "*", "spec.*", "row", "text", "why")
+    hit = Field(DEP, "metadata.labels.x", None, "y")
+    assert parity.unexplained([hit], [istio], "kourier") == [hit]
+    assert parity.unexplained([hit], [istio], "istio") == []
+    assert parity.unused([], [istio, every], "kourier") == [every]
+    assert parity.unused([], [istio, every], "istio") == [istio, every]
+    assert parity.unused([hit], [istio], "istio") == []
 
 
 def _kodata(root: Path) -> Path:

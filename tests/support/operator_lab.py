@@ -1,0 +1,161 @@
+"""The lab side of the parity e2e modules (tests/e2e/test_operator_parity*.py): the specs
+they give both the Knative Operator and knative-fleet, each install as the objects it
+added to a spoke, and a spoke-1 the operator ran on brought back to the lab's empty one.
+
+tests/support/parity.py compares the installs; this module only gathers them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+
+import yaml
+from kubernetes import client
+
+from lab.handle import Lab
+from lab.operator import release_orphaned, remove_operator
+from lab.wait import wait_for
+from tests.support import parity
+from tests.support.snapshot import objects
+
+SPECS = Path(__file__).parents[1] / "e2e" / "operator_specs"
+SERVING, EVENTING = "knative-serving", "knative-eventing"
+
+
+def spec(name: str, **values: str) -> dict:
+    """The `spec` of a CR under tests/e2e/operator_specs/, each `${KEY}` of `values`
+    replaced (others, such as `${VERSION}`, are left for the installs)."""
+    text = (SPECS / name).read_text()
+    for key, value in values.items():
+        text = text.replace("${" + key + "}", value)
+    return yaml.safe_load(text)["spec"]
+
+
+def fleet_entry(spoke: str, serving: dict | None, eventing: dict | None = None) -> dict:
+    """A `fleet[]` entry for `spoke` with the two specs as they are (None: not installed)."""
+    entry: dict = {"name": spoke, "clusterProfileRef": {"name": spoke,
+                                                        "namespace": "fleet-system"}}
+    if serving is not None:
+        entry["serving"] = copy.deepcopy(serving)
+    if eventing is not None:
+        entry["eventing"] = copy.deepcopy(eventing)
+    return entry
+
+
+def install(api: client.ApiClient, before: set) -> dict:
+    """The objects that appeared on the spoke since `before` (a set of keys)."""
+    return parity.install_objects(objects(api), before)
+
+
+def comparable(found: dict) -> dict:
+    return {k: parity.normalize(k, v) for k, v in found.items()}
+
+
+def remove_knative_crds(api: client.ApiClient) -> None:
+    """Knative's CRDs, which an earlier install on the spoke kept (CRDs are kept on
+    destroy), go first: both installs then create every object they compare."""
+    ext = client.ApiextensionsV1Api(api)
+    names = [c.metadata.name for c in ext.list_custom_resource_definition().items
+             if c.spec.group.endswith("knative.dev") and not c.spec.group.startswith(
+                 "operator.")]
+    for name in names:
+        try:
+            ext.delete_custom_resource_definition(name)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+    wait_for(lambda: not {c.metadata.name for c in ext.list_custom_resource_definition().items}
+             & set(names), 120, what="Knative CRDs kept by earlier installs deleted")
+
+
+def keep(where: Path, world: dict) -> None:
+    """Both installs as JSON in the lab dir (`.lab/parity*/`), to read when the comparison
+    fails (`lab dump` keeps the lab dir)."""
+    where.mkdir(parents=True, exist_ok=True)
+    for side in ("operator_install", "fleet_install"):
+        rows = [{"key": list(k), "object": v} for k, v in sorted(world[side].items())]
+        (where / f"{side}.json").write_text(json.dumps(rows, indent=1))
+
+
+def clean_spoke(lab: Lab, api: client.ApiClient,
+                namespaces: tuple[str, ...] = (SERVING, EVENTING)) -> None:
+    """Whatever the tests left of the operator's install on spoke-1 goes (after a failed
+    take-over, every object of it), so the next module starts from the lab's empty
+    spoke: the CRs without their finalizer, then every object the operator labelled
+    (app.kubernetes.io/name, its InjectLabel), then the operator itself, then
+    `namespaces` (the install namespaces, and any other the test made)."""
+    for kind, ns, name in (("KnativeServing", SERVING, SERVING),
+                           ("KnativeEventing", EVENTING, EVENTING)):
+        try:
+            release_orphaned(api, kind, ns, name)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+    kubectl = [str(lab.bin / "kubectl"), "--kubeconfig", lab.spokes[0].kubeconfig]
+    kinds = subprocess.run([*kubectl, "api-resources", "--verbs=list,delete", "-o", "name"],
+                           check=True, stdout=subprocess.PIPE, text=True).stdout.split()
+    subprocess.run([*kubectl, "delete", ",".join(k for k in kinds if k != "events"), "-A",
+                    "-l", "app.kubernetes.io/name in (knative-serving,knative-eventing)",
+                    "--ignore-not-found", "--wait=false"],
+                   check=True, stdout=subprocess.DEVNULL, timeout=300)
+    remove_operator(api)
+    delete_resurrected_roles(api)
+    delete_namespaces(api, namespaces)
+
+
+AGGREGATION_MANAGER = "clusterrole-aggregation-controller"
+
+
+def delete_resurrected_roles(api: client.ApiClient, timeout: float = 60) -> list[str]:
+    """Deletes the aggregated ClusterRoles Kubernetes' aggregation controller re-created
+    after an install was deleted, and returns their names. The controller writes an
+    aggregated role's rules with server-side apply, which creates the role when it is
+    gone: a role still in its cache when the roles it aggregates went comes back, bare
+    (no labels, no aggregationRule, only that manager), and an install on the spoke
+    afterwards would find it there and update it instead of creating it. Settled when
+    none has been seen in three looks in a row."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    deleted: list[str] = []
+    quiet = 0
+
+    def settled() -> bool:
+        nonlocal quiet
+        found = [r.metadata.name for r in rbac.list_cluster_role().items
+                 if r.metadata.managed_fields and {m.manager for m in r.metadata.managed_fields}
+                 == {AGGREGATION_MANAGER}]
+        for name in found:
+            try:
+                rbac.delete_cluster_role(name)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise
+        deleted.extend(found)
+        quiet = 0 if found else quiet + 1
+        return quiet >= 3
+
+    wait_for(settled, timeout, interval=1,
+             what="no ClusterRole re-created by the aggregation controller")
+    return deleted
+
+
+def delete_namespaces(api: client.ApiClient, namespaces: tuple[str, ...]) -> None:
+    """Deletes the namespaces (those that exist) and waits until they are gone."""
+    core = client.CoreV1Api(api)
+    for ns in namespaces:
+        try:
+            core.delete_namespace(ns)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+    wait_for(lambda: not set(namespaces) & {n.metadata.name for n in
+                                            core.list_namespace().items},
+             300, what=f"namespaces {', '.join(namespaces)} deleted")
+
+
+def step_changes(steps: list[dict]) -> list[tuple[str, str, list]]:
+    """(op, urn, changed properties) of every preview step that is not `same`."""
+    return [(s["op"], s["urn"].rsplit("::", 1)[-1], s.get("diffReasons") or [])
+            for s in steps if s.get("op") not in ("same", "read")][:40]
