@@ -80,13 +80,20 @@ lint: venv
 unit: venv
 	$(PY) -m pytest -q tests/unit
 
-# Everything: venv, toolchain (built or reused), lab up, every test, dump on failure, lab down.
+# Everything: venv, toolchain (built or reused), labs up, every test, dump on failure, labs
+# down. The suite waits on clusters most of the time, so TEST_WORKERS pytest-xdist workers
+# run its modules side by side, each worker with a lab of its own (gw0: .lab/, gwN:
+# .lab-gwN/), brought up one after the other before the tests so no two labs share a port.
+TEST_WORKERS ?= 2
+TEST_LABS = .lab $(patsubst %,.lab-gw%,$(wordlist 2,$(TEST_WORKERS),0 1 2 3 4 5 6 7))
 test: venv toolchain lint
-	$(PY) -m lab up
+	for d in $(TEST_LABS); do $(PY) -m lab --dir $$d up; done
 	status=0
-	$(PY) -m pytest -q -ra --durations=30 tests || status=$$?
-	if [ $$status -ne 0 ]; then $(PY) -m lab dump --out .lab/dump || true; fi
-	$(PY) -m lab down || true
+	$(PY) -m pytest -q -ra --durations=30 -n $(TEST_WORKERS) --dist loadfile tests || status=$$?
+	if [ $$status -ne 0 ]; then
+	  for d in $(TEST_LABS); do $(PY) -m lab --dir $$d dump --out $$d/dump || true; done
+	fi
+	for d in $(TEST_LABS); do $(PY) -m lab --dir $$d down || true; done
 	exit $$status
 
 # Fleet benchmark on its own lab (.lab-bench/): writes BENCHMARKS.md and bench/results.json.

@@ -58,3 +58,14 @@ def lab_dir(root: Path | str | None = None) -> LabDir:
     if root is None:
         root = os.environ.get(LAB_DIR_ENV) or LAB_DIR
     return LabDir(Path(root).absolute())
+
+
+def worker_lab_dir(worker: str | None, root: Path | str | None = None) -> LabDir:
+    """The lab of one pytest-xdist worker: `gw0` (or no worker) uses the lab itself,
+    `gwN` a sibling `<lab>-gwN/`, so workers never stop, grow or fill each other's
+    clusters."""
+    base = lab_dir(root)
+    if not worker or worker == "gw0":
+        return base
+    return LabDir(base.root.with_name(f"{base.root.name}-{worker}"))
+

@@ -19,13 +19,13 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from lab.clusters import Kwok, answers
+from lab.clusters import answers
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
-from lab.toolchain import tool_env
 from lab.wait import wait_for
 from tests.support.fleet import changed_spokes, deployments_available, module_stack
 from tests.support.snapshot import kept_by_policy, snapshot
+from tests.support.topology import topology_lock
 
 pytestmark = pytest.mark.e2e
 GROUP, VERSION, PLURAL, NS = "multicluster.x-k8s.io", "v1alpha1", "clusterprofiles", "fleet-system"
@@ -149,18 +149,21 @@ def urns(stack: FleetStack) -> list[str]:
     return [r["urn"] for r in stack.export()["deployment"].get("resources", [])]
 
 
-def test_spoke_apiserver_killed_mid_up(lab: Lab, stack: FleetStack) -> None:
-    kwok = Kwok(lab.bin, tool_env(lab.bin))
+def test_spoke_apiserver_killed_mid_up(lab: Lab, stack: FleetStack,
+                                      tmp_path_factory: pytest.TempPathFactory) -> None:
+    kwok = lab.kwok()
     spoke = lab.spokes[1]
     stack.configure([entry("spoke-1", serving=None), entry("spoke-2")])
     proc = start_up(stack)
     try:
         wait_for_objects(spoke.api(), "knative-serving")
-        os.kill(kwok.pids(spoke.name)["kube-apiserver"], signal.SIGKILL)
-        wait_for(lambda: not answers(spoke.kubeconfig), timeout=60,
-                 what=f"{spoke.name}'s apiserver down")
-        kwok.run("stop", "cluster", "--name", spoke.name)
-        kwok.run("start", "cluster", "--name", spoke.name, "--wait", "3m")
+        # While the spoke is down its ports are free: no lab may create a cluster then.
+        with topology_lock(tmp_path_factory):
+            os.kill(kwok.pids(spoke.name)["kube-apiserver"], signal.SIGKILL)
+            wait_for(lambda: not answers(spoke.kubeconfig), timeout=60,
+                     what=f"{spoke.name}'s apiserver down")
+            kwok.run("stop", "cluster", "--name", spoke.name)
+            kwok.run("start", "cluster", "--name", spoke.name, "--wait", "3m")
         proc.communicate(timeout=900)  # it may finish or fail; the next up must converge
     finally:
         if proc.poll() is None:

@@ -24,6 +24,7 @@ from lab.paths import REPO
 from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
+from tests.support.topology import topology_lock
 
 pytestmark = pytest.mark.e2e
 RINGS = {"spoke-1": "canary", "spoke-2": "main", "spoke-3": "main", "spoke-4": "main"}
@@ -51,9 +52,10 @@ def rollout(canary_timeout: str = "5m") -> dict:
     ]}
 
 
-def _lab_with(spokes: int) -> None:
-    subprocess.run([sys.executable, "-m", "lab", "up", "--spokes", str(spokes)],
-                   cwd=REPO, check=True)
+def _lab_with(spokes: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    with topology_lock(tmp_path_factory):
+        subprocess.run([sys.executable, "-m", "lab", "up", "--spokes", str(spokes)],
+                       cwd=REPO, check=True)
 
 
 def relabel(lab: Lab, name: str, labels: dict[str, str | None]) -> None:
@@ -64,7 +66,7 @@ def relabel(lab: Lab, name: str, labels: dict[str, str | None]) -> None:
 @pytest.fixture(scope="module")
 def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """The session's lab grown to four labelled spokes for this module, shrunk back after."""
-    _lab_with(4)
+    _lab_with(4, tmp_path_factory)
     lab4 = ensure_lab()
     stack = FleetStack(lab4, f"t-waves-{uuid.uuid4().hex[:6]}",
                        tmp_path_factory.mktemp("state"))
@@ -82,7 +84,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         leaked = {n: leftovers(api, before[n]) for n, api in apis.items()}
         for name in RINGS:
             relabel(lab4, name, {"env": None, "ring": None})
-        _lab_with(len(lab.spokes))
+        _lab_with(len(lab.spokes), tmp_path_factory)
         assert res.ok, res.out
         assert not any(leaked.values()), leaked
 

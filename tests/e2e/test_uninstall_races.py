@@ -16,10 +16,8 @@ from contextlib import ExitStack
 
 import pytest
 
-from lab.clusters import Kwok
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
-from lab.toolchain import tool_env
 from tests.support.fleet import module_stack
 from tests.support.load import loaded_machine
 from tests.support.snapshot import kept_by_policy, snapshot
@@ -83,8 +81,7 @@ def test_destroy_wins_against_a_stale_aggregation_controller(
 def test_destroy_under_load_leaves_nothing(
         lab: Lab, stack: FleetStack, before: dict, cycle: int) -> None:
     install(stack)
-    kwok = Kwok(lab.bin, tool_env(lab.bin))
-    with loaded_machine(kwok, [s.name for s in lab.spokes]):
+    with loaded_machine(lab.kwok(), [s.name for s in lab.spokes]):
         res = stack.destroy()
     assert res.ok, f"cycle {cycle}: {res.out}"
     assert leaked(lab, before) == {}, f"cycle {cycle}"

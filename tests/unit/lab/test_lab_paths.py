@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lab.clusters import Kwok
-from lab.paths import LAB_DIR, LAB_DIR_ENV, REPO, lab_dir
+from lab.paths import LAB_DIR, LAB_DIR_ENV, REPO, lab_dir, worker_lab_dir
 
 
 def test_default_is_dot_lab(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,3 +36,10 @@ def test_kwok_works_in_its_labs_directory(tmp_path: Path) -> None:
     assert kwok.env["KWOK_WORKDIR"] == str(tmp_path / "kwok")
     assert kwok.kubeconfig_path("hub") == tmp_path / "hub.kubeconfig"
     assert kwok.pids("hub") == {}
+
+
+def test_worker_labs_are_siblings_of_the_lab(tmp_path: Path) -> None:
+    base = tmp_path / "lab"
+    assert worker_lab_dir(None, base).root == base
+    assert worker_lab_dir("gw0", base).root == base
+    assert worker_lab_dir("gw1", base).root == tmp_path / "lab-gw1"
