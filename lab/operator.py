@@ -21,6 +21,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from lab.deletion import delete_if_present
 from lab.handle import Cluster
 from lab.wait import wait_for
 
@@ -207,16 +208,8 @@ def remove_operator(api: client.ApiClient, timeout: float = 120) -> None:
     on a cluster: after the take-over no CR of its kinds is left)."""
     ext = client.ApiextensionsV1Api(api)
     for plural in PLURALS.values():
-        try:
-            ext.delete_custom_resource_definition(f"{plural}.{GROUP}")
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-    try:
-        client.CoreV1Api(api).delete_namespace(OPERATOR_NAMESPACE)
-    except ApiException as exc:
-        if exc.status != 404:
-            raise
+        delete_if_present(ext.delete_custom_resource_definition, f"{plural}.{GROUP}")
+    delete_if_present(client.CoreV1Api(api).delete_namespace, OPERATOR_NAMESPACE)
 
     def gone() -> bool:
         names = {c.metadata.name for c in ext.list_custom_resource_definition().items}

@@ -13,6 +13,7 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
+from lab.deletion import delete_if_present
 from lab.paths import CLUSTERPROFILE_CRD
 from lab.wait import wait_for
 
@@ -171,8 +172,4 @@ def unregister_spoke(hub_kubeconfig: Path, name: str) -> None:
             name, hub_secret_namespace(hub_kubeconfig)),
     )
     for call in calls:
-        try:
-            call()
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
+        delete_if_present(call)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import yaml
@@ -90,5 +91,16 @@ class Stack:
         assert res.ok, res.out
         return json.loads(res.out)
 
+    def history(self) -> list[dict]:
+        """`pulumi stack history --json`: the stack's updates, newest first."""
+        res = self.run("stack", "history", "--json")
+        assert res.ok, res.out
+        return json.loads(res.out)
+
     def remove(self) -> None:
         self.run("stack", "rm", "--yes", "--force")
+
+
+def update_time(entry: dict, key: str) -> datetime:
+    """`startTime` or `endTime` of a `stack history` entry."""
+    return datetime.fromisoformat(entry[key].replace("Z", "+00:00"))

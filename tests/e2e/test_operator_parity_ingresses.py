@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import pytest
 from kubernetes import client
 
+from lab.deletion import delete_if_present
 from lab.fleet import FleetStack
 from lab.handle import Lab
 from lab.operator import OPERATOR_NAMESPACE, KnativeOperator, cr
@@ -197,11 +198,7 @@ def _unprepare(api: client.ApiClient, variant: Variant) -> None:
     ext = client.ApiextensionsV1Api(api)
     names = [crd["metadata"]["name"] for crd in variant.crds]
     for name in names:
-        try:
-            ext.delete_custom_resource_definition(name)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
+        delete_if_present(ext.delete_custom_resource_definition, name)
     if variant.namespaces:
         delete_namespaces(api, variant.namespaces)
     wait_for(lambda: not set(names) & {c.metadata.name for c in

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 import yaml
 from kubernetes import client
-from kubernetes.client.rest import ApiException
 
 from access import (
     ProviderFile,
@@ -27,6 +26,7 @@ from access import (
     hub_api_client,
     resolve_spoke,
 )
+from lab.deletion import delete_if_present
 from lab.handle import Lab
 from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION, apply_cluster_profile
 from lab.register import profile_status as lab_profile_status
@@ -130,11 +130,7 @@ def marked_namespace(lab: Lab) -> Iterator[str]:
     try:
         yield name
     finally:
-        try:
-            core.delete_namespace(name)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
+        delete_if_present(core.delete_namespace, name)
 
 
 def resolve(lab: Lab, profile: CertProfile, namespaces: list[str],

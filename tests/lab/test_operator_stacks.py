@@ -14,6 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from lab.deletion import delete_if_present
 from lab.handle import Lab
 from lab.paths import PULUMI_OPERATOR_CRDS, REPO
 from lab.wait import wait_for
@@ -39,8 +40,8 @@ def hub(lab: Lab) -> Iterator[Lab]:
         yield lab
     finally:
         for name in names:
-            _delete(lambda n=name: ext.delete_custom_resource_definition(n))
-        _delete(lambda: core.delete_namespace(NAMESPACE))
+            delete_if_present(ext.delete_custom_resource_definition, name)
+        delete_if_present(core.delete_namespace, NAMESPACE)
         wait_for(lambda: not _present(ext, core, names), 120,
                  what="the operator's CRDs and the namespace gone from the hub")
 
@@ -58,14 +59,6 @@ def _established(ext: client.ApiextensionsV1Api, name: str) -> bool:
         return False
     return any(c.type == "Established" and c.status == "True"
                for c in (crd.status.conditions or []))
-
-
-def _delete(call) -> None:
-    try:
-        call()
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
 
 
 def kubectl(lab: Lab, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

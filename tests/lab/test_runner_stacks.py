@@ -9,19 +9,18 @@ ring 1 then ring 2; `status` shows every stack and spoke; `destroy` empties them
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from lab.paths import REPO
-from lab.stack import Stack
+from lab.stack import Stack, update_time
 from lab.toolchain import bin_dir
+from tests.support.runner import run_runner
 
 PROGRAM = '''\
 """A stand-in for the fleet program: one component per spoke, the same outputs."""
@@ -112,27 +111,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 
 def runner(world: World, *args: str) -> tuple[int, dict, str]:
-    """`python -m runner ... --json`: its exit code, JSON document and progress text."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "runner", *args, "--project-dir", str(world.project),
-         "--parallel", "2", "--json"],
-        cwd=REPO, env=world.env, capture_output=True, text=True, timeout=600)
-    try:
-        doc = json.loads(proc.stdout)
-    except ValueError:
-        pytest.fail(f"no JSON from the runner (exit {proc.returncode}):\n{proc.stdout}\n"
-                    f"{proc.stderr}")
-    return proc.returncode, doc, proc.stderr
+    """`python -m runner ... --json` over the throwaway project."""
+    return run_runner(*args, "--project-dir", str(world.project), env=world.env)
 
 
-def history(stack: Stack) -> list[dict]:
-    res = stack.run("stack", "history", "--json")
-    assert res.ok, res.out
-    return json.loads(res.out)
-
-
-def when(entry: dict, key: str) -> datetime:
-    return datetime.fromisoformat(entry[key].replace("Z", "+00:00"))
 
 
 def test_a_failed_ring_leaves_the_next_ring_untouched(world: World) -> None:
@@ -150,8 +132,8 @@ def test_a_failed_ring_leaves_the_next_ring_untouched(world: World) -> None:
     assert log.is_file() and "tiny-r1-b" in log.read_text()
     assert (log.parent / "summary.json").is_file()
     for name in ("tiny-r2-a", "tiny-r2-b"):
-        assert history(world.stacks[name]) == [], name
-    assert [h["result"] for h in history(world.stacks["tiny-r1-b"])] == ["failed"]
+        assert world.stacks[name].history() == [], name
+    assert [h["result"] for h in world.stacks["tiny-r1-b"].history()] == ["failed"]
     assert world.stacks["tiny-r1-a"].outputs()["spokes"]["a-2"]["ready"] is True
 
 
@@ -164,10 +146,10 @@ def test_a_clean_run_completes_ring_after_ring(world: World) -> None:
         "ring 2: tiny-r2-a, tiny-r2-b")
     for name in FLEET:
         assert f"{name}  up started (ring {FLEET[name][0]}); log: " in text, text
-    latest = {name: history(stack)[0] for name, stack in world.stacks.items()}
+    latest = {name: stack.history()[0] for name, stack in world.stacks.items()}
     assert all(h["kind"] == "update" and h["result"] == "succeeded" for h in latest.values())
-    ring1_end = max(when(latest[n], "endTime") for n in ("tiny-r1-a", "tiny-r1-b"))
-    ring2_start = min(when(latest[n], "startTime") for n in ("tiny-r2-a", "tiny-r2-b"))
+    ring1_end = max(update_time(latest[n], "endTime") for n in ("tiny-r1-a", "tiny-r1-b"))
+    ring2_start = min(update_time(latest[n], "startTime") for n in ("tiny-r2-a", "tiny-r2-b"))
     assert ring2_start >= ring1_end
     assert world.stacks["tiny-r2-a"].outputs()["ring"] == 2
 
@@ -194,6 +176,6 @@ def test_destroy_through_the_runner_empties_every_stack(world: World) -> None:
     assert doc["succeeded"] == list(FLEET)
     for name, stack in world.stacks.items():
         assert stack.outputs() == {}, name
-        assert history(stack)[0]["kind"] == "destroy", name
+        assert stack.history()[0]["kind"] == "destroy", name
         resources = stack.export().get("deployment", {}).get("resources") or []
         assert resources == [], name

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
+from lab.deletion import delete_if_present
 from lab.handle import Lab
 from lab.operator import release_orphaned, remove_operator
 from lab.wait import wait_for
@@ -62,11 +63,7 @@ def remove_knative_crds(api: client.ApiClient) -> None:
              if c.spec.group.endswith("knative.dev") and not c.spec.group.startswith(
                  "operator.")]
     for name in names:
-        try:
-            ext.delete_custom_resource_definition(name)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
+        delete_if_present(ext.delete_custom_resource_definition, name)
     wait_for(lambda: not {c.metadata.name for c in ext.list_custom_resource_definition().items}
              & set(names), 120, what="Knative CRDs kept by earlier installs deleted")
 
@@ -89,11 +86,7 @@ def clean_spoke(lab: Lab, api: client.ApiClient,
     `namespaces` (the install namespaces, and any other the test made)."""
     for kind, ns, name in (("KnativeServing", SERVING, SERVING),
                            ("KnativeEventing", EVENTING, EVENTING)):
-        try:
-            release_orphaned(api, kind, ns, name)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
+        delete_if_present(release_orphaned, api, kind, ns, name)
     kubectl = [str(lab.bin / "kubectl"), "--kubeconfig", lab.spokes[0].kubeconfig]
     kinds = subprocess.run([*kubectl, "api-resources", "--verbs=list,delete", "-o", "name"],
                            check=True, stdout=subprocess.PIPE, text=True).stdout.split()
@@ -127,11 +120,7 @@ def delete_resurrected_roles(api: client.ApiClient, timeout: float = 60) -> list
                  if r.metadata.managed_fields and {m.manager for m in r.metadata.managed_fields}
                  == {AGGREGATION_MANAGER}]
         for name in found:
-            try:
-                rbac.delete_cluster_role(name)
-            except client.ApiException as exc:
-                if exc.status != 404:
-                    raise
+            delete_if_present(rbac.delete_cluster_role, name)
         deleted.extend(found)
         quiet = 0 if found else quiet + 1
         return quiet >= 3
@@ -145,11 +134,7 @@ def delete_namespaces(api: client.ApiClient, namespaces: tuple[str, ...]) -> Non
     """Deletes the namespaces (those that exist) and waits until they are gone."""
     core = client.CoreV1Api(api)
     for ns in namespaces:
-        try:
-            core.delete_namespace(ns)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
+        delete_if_present(core.delete_namespace, ns)
     wait_for(lambda: not set(namespaces) & {n.metadata.name for n in
                                             core.list_namespace().items},
              300, what=f"namespaces {', '.join(namespaces)} deleted")

@@ -1,0 +1,164 @@
+"""A fleet bigger than one stack, for real: eight lab spokes in four shard stacks across
+two rings, driven by `python -m runner` on the real Pulumi engine.
+
+Each shard is a stack of the product whose group selects its slice of the ClusterProfiles
+by label (`shard: <stack>`). The runner installs ring 1, then ring 2; a bad change in one
+ring-1 stack stops the rollout there, and ring 2's spokes (their managed objects, compared
+before and after) and stacks (their update history) are left untouched; the fleet view
+lists all eight spokes with their versions; `destroy` through the runner leaves nothing
+on any spoke but the CRDs it keeps on purpose.
+
+The module brings up a lab of its own (a hub and eight spokes beside the worker's lab)
+and takes it down after.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client
+
+from lab.fleet import FleetStack
+from lab.handle import ensure_lab
+from lab.paths import REPO, lab_dir
+from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
+from lab.stack import update_time
+from tests.support.fleet import deployments_available
+from tests.support.runner import run_runner
+from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
+from tests.support.topology import topology_lock
+
+pytestmark = pytest.mark.e2e
+SPOKES = 8
+# shard -> (ring, spokes)
+SHARDS = {
+    "r1-a": (1, ["spoke-1", "spoke-2"]),
+    "r1-b": (1, ["spoke-3", "spoke-4"]),
+    "r2-a": (2, ["spoke-5", "spoke-6"]),
+    "r2-b": (2, ["spoke-7", "spoke-8"]),
+}
+RING2 = [s for shard, (ring, spokes) in SHARDS.items() if ring == 2 for s in spokes]
+
+
+def group(shard: str, serving: dict) -> dict:
+    return {"name": shard, "namespace": PROFILE_NAMESPACE,
+            "selector": {"matchLabels": {"shard": shard}}, "serving": serving}
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    where = lab_dir().root
+    root = where.with_name(f"{where.name}-runner{SPOKES}")
+    lab_cmd = [sys.executable, "-m", "lab", "--dir", str(root)]
+    tag = uuid.uuid4().hex[:6]
+    state = tmp_path_factory.mktemp("state")
+    stacks: dict[str, FleetStack] = {}
+    try:
+        with topology_lock(tmp_path_factory):
+            subprocess.run([*lab_cmd, "up", "--spokes", str(SPOKES)], cwd=REPO, check=True)
+        lab = ensure_lab(root)
+        hub = client.CustomObjectsApi(lab.hub.api())
+        for shard, (_, spokes) in SHARDS.items():
+            for name in spokes:
+                hub.patch_namespaced_custom_object(
+                    GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name,
+                    {"metadata": {"labels": {"shard": shard}}})
+        apis = {s.name: s.api() for s in lab.spokes}
+        before = {name: snapshot(api) for name, api in apis.items()}
+        for shard in SHARDS:
+            stacks[shard] = FleetStack(lab, f"t-r{SPOKES}-{tag}-{shard}", state)
+            stacks[shard].init()
+        world = {"lab": lab, "stacks": stacks, "apis": apis, "before": before, "tag": tag}
+        configure(world, {"version": "1.23"})
+        yield world
+    finally:
+        for stack in stacks.values():
+            stack.destroy()  # a no-op after the runner's destroy; the way out after a failure
+            stack.remove()
+            stack.cleanup()
+        with topology_lock(tmp_path_factory):
+            subprocess.run([*lab_cmd, "down"], cwd=REPO, check=False)
+
+
+def configure(world: dict, serving: dict, only: str | None = None) -> None:
+    for shard, (ring, _) in SHARDS.items():
+        if only is None or shard == only:
+            world["stacks"][shard].configure([], groups=[group(shard, serving)], ring=ring)
+
+
+def runner(world: dict, *args: str) -> tuple[int, dict, str]:
+    """`python -m runner ... --json` over this module's stacks."""
+    stack = next(iter(world["stacks"].values()))
+    return run_runner(*args, "--stacks", f"t-r{SPOKES}-{world['tag']}-*", env=stack.env,
+                      timeout=3600)
+
+
+def name(world: dict, shard: str) -> str:
+    return f"t-r{SPOKES}-{world['tag']}-{shard}"
+
+
+
+
+def test_the_runner_installs_ring_1_then_ring_2(fleet: dict) -> None:
+    code, doc, text = runner(fleet, "up")
+    assert code == 0, text
+    assert doc["succeeded"] == [name(fleet, s) for s in SHARDS], doc
+    latest = {s: stack.history()[0] for s, stack in fleet["stacks"].items()}
+    ring1_end = max(update_time(latest[s], "endTime") for s in ("r1-a", "r1-b"))
+    ring2_start = min(update_time(latest[s], "startTime") for s in ("r2-a", "r2-b"))
+    assert ring2_start >= ring1_end, latest
+    for spoke, api in fleet["apis"].items():
+        states = deployments_available(api, "knative-serving")
+        assert states and all(states.values()), (spoke, states)
+
+
+def test_the_fleet_view_lists_every_spoke_with_its_version(fleet: dict) -> None:
+    code, doc, _ = runner(fleet, "status")
+    assert code == 0, doc
+    seen = {sp["spoke"]: (s["stack"], s["ring"], sp["serving"], sp["ready"])
+            for s in doc["stacks"] for sp in s["spokes"]}
+    assert seen == {spoke: (name(fleet, shard), ring, "1.23.0", True)
+                    for shard, (ring, spokes) in SHARDS.items() for spoke in spokes}
+
+
+def test_a_failure_in_ring_1_leaves_ring_2_untouched(fleet: dict) -> None:
+    ring2_before = {s: managed_versions(fleet["apis"][s]) for s in RING2}
+    histories = {s: len(fleet["stacks"][s].history()) for s in ("r2-a", "r2-b")}
+    # A change for every shard, and in r1-b a version the release base does not have.
+    configure(fleet, {"version": "1.23",
+                      "config": {"autoscaler": {"scale-to-zero-grace-period": "45s"}}})
+    configure(fleet, {"version": "1.99"}, only="r1-b")
+    try:
+        code, doc, text = runner(fleet, "up")
+        assert code == 1, text
+        assert doc["failed"] == [name(fleet, "r1-b")], doc
+        assert doc["untouched"] == [name(fleet, "r2-a"), name(fleet, "r2-b")], doc
+        assert doc["stoppedAtRing"] == 1
+        assert "ManifestsUnavailable" in json.dumps(doc["rings"][0]), doc["rings"][0]
+        for shard, count in histories.items():
+            assert len(fleet["stacks"][shard].history()) == count, shard
+        for spoke in RING2:
+            assert managed_versions(fleet["apis"][spoke]) == ring2_before[spoke], spoke
+    finally:
+        configure(fleet, {"version": "1.23"})
+
+
+def test_destroy_through_the_runner_leaves_nothing(fleet: dict) -> None:
+    code, doc, text = runner(fleet, "destroy")
+    assert code == 0, text
+    assert doc["succeeded"] == [name(fleet, s) for s in SHARDS], doc
+    leaked = {}
+    for spoke, api in fleet["apis"].items():
+        after = snapshot(api)
+        left = sorted(after - fleet["before"][spoke] - kept_by_policy(after))
+        if left:
+            leaked[spoke] = left[:10]
+    assert leaked == {}
+    for stack in fleet["stacks"].values():
+        assert stack.outputs() == {}, stack.stack
+
