@@ -21,8 +21,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from lab.deletion import delete_if_present
+from lab.crds import install_crds
 from lab.handle import Cluster
+from lab.idempotent import create_if_absent, delete_if_present
 from lab.wait import wait_for
 
 OPERATOR_NAMESPACE = "knative-operator"
@@ -84,21 +85,9 @@ class KnativeOperator:
                 for p in sorted((self.data / "crds").glob("*.yaml"))]
 
     def install_crds(self, api: client.ApiClient, timeout: float = 60) -> None:
-        ext = client.ApiextensionsV1Api(api)
-        for crd in self.crds():
-            try:
-                ext.create_custom_resource_definition(crd)
-            except ApiException as exc:
-                if exc.status != 409:
-                    raise
-            name = crd["metadata"]["name"]
-            wait_for(lambda n=name: _established(ext, n), timeout, what=f"CRD {name} Established")
-        core = client.CoreV1Api(api)
-        try:
-            core.create_namespace({"metadata": {"name": OPERATOR_NAMESPACE}})
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
+        install_crds(api, self.crds(), timeout)
+        create_if_absent(client.CoreV1Api(api).create_namespace,
+                         {"metadata": {"name": OPERATOR_NAMESPACE}})
 
     def start(self) -> None:
         """Starts the operator; fails with its log's tail if it exits within its first
@@ -170,11 +159,6 @@ class KnativeOperator:
         except TimeoutError as exc:
             conds = (last.get("status") or {}).get("conditions")
             raise TimeoutError(f"{exc}; conditions: {conds}; log: {self.log}") from None
-
-
-def _established(ext: client.ApiextensionsV1Api, name: str) -> bool:
-    conds = ext.read_custom_resource_definition(name).status.conditions or []
-    return any(c.type == "Established" and c.status == "True" for c in conds)
 
 
 def release_orphaned(api: client.ApiClient, kind: str, namespace: str, name: str,

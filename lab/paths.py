@@ -68,4 +68,3 @@ def worker_lab_dir(worker: str | None, root: Path | str | None = None) -> LabDir
     if not worker or worker == "gw0":
         return base
     return LabDir(base.root.with_name(f"{base.root.name}-{worker}"))
-

@@ -13,7 +13,8 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from lab.deletion import delete_if_present
+from lab.crds import install_crds
+from lab.idempotent import create_if_absent, delete_if_present
 from lab.paths import CLUSTERPROFILE_CRD
 from lab.wait import wait_for
 
@@ -30,26 +31,8 @@ def api_client(kubeconfig: Path) -> client.ApiClient:
     return config.new_client_from_config(config_file=str(kubeconfig))
 
 
-def _create(fn, *args, **kwargs) -> None:
-    """Create, treating AlreadyExists as success so `up` is re-runnable."""
-    try:
-        fn(*args, **kwargs)
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-
-
 def install_clusterprofile_crd(hub: client.ApiClient) -> None:
-    crd = yaml.safe_load(CLUSTERPROFILE_CRD.read_text())
-    ext = client.ApiextensionsV1Api(hub)
-    _create(ext.create_custom_resource_definition, crd)
-
-    def established() -> bool:
-        got = ext.read_custom_resource_definition(crd["metadata"]["name"])
-        conds = {c.type: c.status for c in (got.status.conditions or [])}
-        return conds.get("Established") == "True"
-
-    wait_for(established, timeout=60, what="the ClusterProfile CRD to become Established")
+    install_crds(hub, [yaml.safe_load(CLUSTERPROFILE_CRD.read_text())])
 
 
 def spoke_token(spoke: client.ApiClient) -> tuple[str, str]:
@@ -57,16 +40,16 @@ def spoke_token(spoke: client.ApiClient) -> tuple[str, str]:
     returns (token, base64 CA) once the token controller has filled the Secret."""
     core = client.CoreV1Api(spoke)
     rbac = client.RbacAuthorizationV1Api(spoke)
-    _create(core.create_namespaced_service_account, SPOKE_SA_NAMESPACE,
+    create_if_absent(core.create_namespaced_service_account, SPOKE_SA_NAMESPACE,
             {"metadata": {"name": SPOKE_SA}})
-    _create(rbac.create_cluster_role_binding, {
+    create_if_absent(rbac.create_cluster_role_binding, {
         "metadata": {"name": SPOKE_SA},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                     "name": "cluster-admin"},
         "subjects": [{"kind": "ServiceAccount", "name": SPOKE_SA,
                       "namespace": SPOKE_SA_NAMESPACE}],
     })
-    _create(core.create_namespaced_secret, SPOKE_SA_NAMESPACE, {
+    create_if_absent(core.create_namespaced_secret, SPOKE_SA_NAMESPACE, {
         "metadata": {"name": SPOKE_TOKEN_SECRET,
                      "annotations": {"kubernetes.io/service-account.name": SPOKE_SA}},
         "type": "kubernetes.io/service-account-token",
@@ -124,9 +107,10 @@ def profile_status(server: str, ca_b64: str, cluster_name: str) -> dict:
 
 def apply_cluster_profile(hub: client.ApiClient, name: str, status: dict) -> None:
     core = client.CoreV1Api(hub)
-    _create(core.create_namespace, {"metadata": {"name": PROFILE_NAMESPACE}})
+    create_if_absent(core.create_namespace, {"metadata": {"name": PROFILE_NAMESPACE}})
     objs = client.CustomObjectsApi(hub)
-    _create(objs.create_namespaced_custom_object, GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, {
+    create_if_absent(objs.create_namespaced_custom_object, GROUP, VERSION, PROFILE_NAMESPACE,
+                     PLURAL, {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterProfile",
         "metadata": {"name": name, "namespace": PROFILE_NAMESPACE,
                      "labels": {"x-k8s.io/cluster-manager": "knative-fleet-lab"}},

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import pytest
 from kubernetes import client
 
-from lab.deletion import delete_if_present
+from lab.crds import install_crds
 from lab.fleet import FleetStack
 from lab.handle import Lab
+from lab.idempotent import create_if_absent, delete_if_present
 from lab.operator import OPERATOR_NAMESPACE, KnativeOperator, cr
 from lab.wait import wait_for
 from tests.support import parity
@@ -174,23 +175,10 @@ def world(request: pytest.FixtureRequest, lab: Lab, bench: dict) -> Iterator[dic
 
 def _prepare(api: client.ApiClient, variant: Variant) -> None:
     """The variant's stub CRDs (Established) and extra namespaces on one spoke."""
-    ext = client.ApiextensionsV1Api(api)
-    for crd in variant.crds:
-        try:
-            ext.create_custom_resource_definition(crd)
-        except client.ApiException as exc:
-            if exc.status != 409:
-                raise
-    for crd in variant.crds:
-        name = crd["metadata"]["name"]
-        wait_for(lambda n=name: _established(ext, n), 60, what=f"CRD {name} Established")
+    install_crds(api, variant.crds)
     core = client.CoreV1Api(api)
     for ns in variant.namespaces:
-        try:
-            core.create_namespace({"metadata": {"name": ns}})
-        except client.ApiException as exc:
-            if exc.status != 409:
-                raise
+        create_if_absent(core.create_namespace, {"metadata": {"name": ns}})
 
 
 def _unprepare(api: client.ApiClient, variant: Variant) -> None:
@@ -204,11 +192,6 @@ def _unprepare(api: client.ApiClient, variant: Variant) -> None:
     wait_for(lambda: not set(names) & {c.metadata.name for c in
                                        ext.list_custom_resource_definition().items},
              120, what="the stub CRDs deleted")
-
-
-def _established(ext: client.ApiextensionsV1Api, name: str) -> bool:
-    conds = ext.read_custom_resource_definition(name).status.conditions or []
-    return any(c.type == "Established" and c.status == "True" for c in conds)
 
 
 def test_both_installs_are_ready(world: dict) -> None:

@@ -26,8 +26,8 @@ from access import (
     hub_api_client,
     resolve_spoke,
 )
-from lab.deletion import delete_if_present
 from lab.handle import Lab
+from lab.idempotent import delete_if_present
 from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION, apply_cluster_profile
 from lab.register import profile_status as lab_profile_status
 from tests.support.http_server import make_pki

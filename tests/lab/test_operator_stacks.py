@@ -14,8 +14,9 @@ import pytest
 import yaml
 from kubernetes import client
 
-from lab.deletion import delete_if_present
+from lab.crds import install_crds
 from lab.handle import Lab
+from lab.idempotent import delete_if_present
 from lab.paths import PULUMI_OPERATOR_CRDS, REPO
 from lab.wait import wait_for
 
@@ -27,15 +28,13 @@ NAMESPACE = "pulumi-fleet"
 @pytest.fixture(scope="module")
 def hub(lab: Lab) -> Iterator[Lab]:
     """The operator's CRDs and the Stack objects' namespace on the hub, for this module."""
-    crds = sorted(PULUMI_OPERATOR_CRDS.glob("*.yaml"))
+    crds = [yaml.safe_load(p.read_text()) for p in sorted(PULUMI_OPERATOR_CRDS.glob("*.yaml"))]
     assert len(crds) == 4, f"expected the operator's 4 CRDs in {PULUMI_OPERATOR_CRDS}"
-    names = [yaml.safe_load(p.read_text())["metadata"]["name"] for p in crds]
+    names = [crd["metadata"]["name"] for crd in crds]
     ext = client.ApiextensionsV1Api(lab.hub.api())
     core = client.CoreV1Api(lab.hub.api())
     try:
-        kubectl(lab, "apply", "--server-side", *[a for p in crds for a in ("-f", str(p))])
-        wait_for(lambda: all(_established(ext, n) for n in names), 60,
-                 what="the Pulumi Kubernetes Operator's CRDs Established")
+        install_crds(lab.hub.api(), crds)
         core.create_namespace({"metadata": {"name": NAMESPACE}})
         yield lab
     finally:
@@ -50,15 +49,6 @@ def _present(ext: client.ApiextensionsV1Api, core: client.CoreV1Api, names: list
     crds = {c.metadata.name for c in ext.list_custom_resource_definition().items}
     namespaces = {n.metadata.name for n in core.list_namespace().items}
     return bool(crds & set(names)) or NAMESPACE in namespaces
-
-
-def _established(ext: client.ApiextensionsV1Api, name: str) -> bool:
-    try:
-        crd = ext.read_custom_resource_definition(name)
-    except client.ApiException:
-        return False
-    return any(c.type == "Established" and c.status == "True"
-               for c in (crd.status.conditions or []))
 
 
 def kubectl(lab: Lab, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

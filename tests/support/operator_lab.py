@@ -15,8 +15,8 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from lab.deletion import delete_if_present
 from lab.handle import Lab
+from lab.idempotent import delete_if_present
 from lab.operator import release_orphaned, remove_operator
 from lab.wait import wait_for
 from tests.support import parity
