@@ -42,8 +42,11 @@ class OperatorStackSettings(Strict):
         "fleet-passphrase", description="Secret (key `passphrase`) with PULUMI_CONFIG_PASSPHRASE")
     service_account: str = Field("knative-fleet", description="the workspace's identity")
     image: str = Field("", description="workspace image holding the toolchain (README)")
-    resync_seconds: int = Field(600, ge=60)
-    ring_window: str = Field("24h", pattern=r"^([0-9]+(\.[0-9]+)?(h|m|s))+$")
+    resync_seconds: int = Field(600, ge=60, description="how often the operator re-applies "
+                                "each stack, changed commit or not (at least 60)")
+    ring_window: str = Field("24h", pattern=r"^([0-9]+(\.[0-9]+)?(h|m|s))+$",
+                             description="how recently ring N-1 must have succeeded for "
+                             "ring N to run (a Go duration: 24h, 90m)")
 
     @field_validator("repo")
     @classmethod

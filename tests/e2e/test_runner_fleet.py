@@ -55,7 +55,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     where = lab_dir().root
     root = where.with_name(f"{where.name}-runner{SPOKES}")
     lab_cmd = [sys.executable, "-m", "lab", "--dir", str(root)]
-    tag = uuid.uuid4().hex[:6]
+    prefix = f"t-r{SPOKES}-{uuid.uuid4().hex[:6]}-"  # this run's stacks: prefix + shard
     state = tmp_path_factory.mktemp("state")
     stacks: dict[str, FleetStack] = {}
     try:
@@ -71,9 +71,10 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         apis = {s.name: s.api() for s in lab.spokes}
         before = {name: snapshot(api) for name, api in apis.items()}
         for shard in SHARDS:
-            stacks[shard] = FleetStack(lab, f"t-r{SPOKES}-{tag}-{shard}", state)
+            stacks[shard] = FleetStack(lab, prefix + shard, state)
             stacks[shard].init()
-        world = {"lab": lab, "stacks": stacks, "apis": apis, "before": before, "tag": tag}
+        world = {"lab": lab, "stacks": stacks, "apis": apis, "before": before,
+                 "prefix": prefix}
         configure(world, {"version": "1.23"})
         yield world
     finally:
@@ -94,12 +95,12 @@ def configure(world: dict, serving: dict, only: str | None = None) -> None:
 def runner(world: dict, *args: str) -> tuple[int, dict, str]:
     """`python -m runner ... --json` over this module's stacks."""
     stack = next(iter(world["stacks"].values()))
-    return run_runner(*args, "--stacks", f"t-r{SPOKES}-{world['tag']}-*", env=stack.env,
+    return run_runner(*args, "--stacks", world["prefix"] + "*", env=stack.env,
                       timeout=3600)
 
 
 def name(world: dict, shard: str) -> str:
-    return f"t-r{SPOKES}-{world['tag']}-{shard}"
+    return world["prefix"] + shard
 
 
 
