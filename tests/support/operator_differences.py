@@ -82,7 +82,8 @@ KNOWN: tuple[Known, ...] = (
           "also writes `spec.replicas` on them",
           "written on an HPA-scaled Deployment, every later apply would set it back after "
           "the HPA scaled, and `make drift` would report the HPA's own writes",
-          installs=frozenset({RICH})),
+          # Shows only until the HPA has scaled knative-fleet's Deployments to minReplicas.
+          varies=True, installs=frozenset({RICH})),
     Known("/ConfigMap", "knative-eventing/config-logging|knative-eventing/config-observability"
           "|knative-eventing/config-tracing", "*", "source.<name>.enabled",
           "where a source ships its own `config-logging`, `config-observability` or "
