@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -17,7 +19,7 @@ from pathlib import Path
 from access.redact import redact
 from bench.events import Event, EventTail
 from bench.metrics import RssPeak
-from bench.sampling import MachineCpu, RssSampler
+from bench.sampling import MachineCpu, TreeSampler
 from lab.paths import REPO
 
 # Environment variables whose values are credentials: blanked in any failure shown.
@@ -47,6 +49,8 @@ class Timed:
     events: list[Event] = field(default_factory=list)
     cpu_busy_pct: float = 0.0
     secrets: tuple[str, ...] = ()
+    cpu_s: dict[str, float] = field(default_factory=dict)  # by process kind, when sampled
+    reaped_cpu_s: float = 0.0  # the kernel's count: the command and what it reaped
 
     @property
     def ok(self) -> bool:
@@ -57,6 +61,26 @@ class Timed:
         tail = "\n".join((self.stdout + "\n" + self.stderr).strip().splitlines()[-40:])
         message = f"{what} failed (exit {self.code}): {shlex.join(self.args[:3])} ...\n{tail}"
         return BenchError(redact(message, self.secrets))
+
+
+def stop(proc: subprocess.Popen, grace: float = 120) -> None:
+    """Ends a command the benchmark gave up on as Ctrl-C would: Pulumi stops its update,
+    saves its state and ends its plugins; killed only if it has not ended in `grace`
+    seconds (a killed `pulumi` leaves its plugins running)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
+def _children_cpu() -> float:
+    """User + system seconds of every child this process has reaped, and of what they
+    reaped in turn (getrusage RUSAGE_CHILDREN): commands run one at a time, so the
+    difference around one is that command's."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 @dataclass
@@ -84,14 +108,16 @@ class Runner:
             event_log: Path | None = None, timeout: float = 3600,
             record: bool = True) -> Timed:
         """Runs a command to completion and times it; never raises for a non-zero exit.
-        `sample_rss` samples its process tree's memory; `event_log` follows that file."""
+        `sample_rss` samples its process tree's memory and CPU; `event_log` follows that
+        file."""
         if record:
             self.commands.setdefault(self.template(args))
         start = time.monotonic()
         cpu = MachineCpu()
+        reaped = _children_cpu()
         proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        sampler = RssSampler(proc.pid) if sample_rss else None
+        sampler = TreeSampler(proc.pid) if sample_rss else None
         tail = EventTail(event_log, start) if event_log else None
         with ExitStack() as watching:
             for watcher in (sampler, tail):
@@ -100,14 +126,14 @@ class Runner:
             try:
                 out, err = proc.communicate(timeout=timeout)
             except BaseException:
-                proc.kill()
-                proc.wait()
+                stop(proc)
                 raise
             finally:
                 seconds = time.monotonic() - start
         return Timed(args, proc.returncode, out, err, seconds,
                      sampler.result() if sampler else RssPeak(),
-                     tail.events if tail else [], cpu.busy_pct(), known_secrets(env))
+                     tail.events if tail else [], cpu.busy_pct(), known_secrets(env),
+                     sampler.cpu_seconds() if sampler else {}, _children_cpu() - reaped)
 
     def lab(self, *args: str, check: bool = True) -> None:
         """`python -m lab --dir LAB ARGS` for this benchmark's own lab."""

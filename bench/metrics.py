@@ -14,11 +14,20 @@ from bench.log import log
 
 @dataclass(frozen=True)
 class Target:
-    """A figure's limit: PASS when the figure is at most `limit`."""
+    """A figure's limit: PASS when the figure is at most `limit` (at least, with
+    `at_least`)."""
 
     key: str
     label: str
     limit: float
+    at_least: bool = False
+
+    def verdict(self, value: float | None) -> str | None:
+        """PASS or MISS; None when the figure was not measured."""
+        if value is None:
+            return None
+        ok = value >= self.limit if self.at_least else value <= self.limit
+        return "PASS" if ok else "MISS"
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,12 @@ from bench.design import (
     TARGETS,
 )
 from bench.metrics import EventAnalysis, Notes, Samples
+from bench.sections import write_keeping
 from bench.summary import RSS_KINDS
 
 PROG = "python -m bench"
+# Sections other benchmarks write into BENCHMARKS.md, kept when this one rewrites it.
+OTHER_SECTIONS = ("cost-per-spoke", "breakdown")
 
 ROWS: tuple[tuple[str, str], ...] = (
     ("install_fleet_s", "1. install: first `pulumi up`, 1 spoke"),
@@ -322,6 +325,7 @@ def markdown(results: dict[str, Any], samples: Samples, argv: list[str],
 def write(results: dict[str, Any], samples: Samples, argv: list[str],
           settings: dict[str, str], commands: Iterable[str], results_json: Path,
           benchmarks_md: Path) -> None:
-    """results.json (sorted keys) and BENCHMARKS.md."""
+    """results.json (sorted keys) and BENCHMARKS.md (other benchmarks' sections kept)."""
     results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    benchmarks_md.write_text(markdown(results, samples, argv, settings, commands))
+    write_keeping(benchmarks_md, markdown(results, samples, argv, settings, commands),
+                  OTHER_SECTIONS)

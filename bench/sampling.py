@@ -1,8 +1,8 @@
 """Memory and CPU of processes while a command runs, read through psutil: the peak
-resident memory of a command's process tree per kind of process, the share of the
-machine's CPU that was busy, and the CPU seconds given processes (the lab's control
-planes) spent. Pulumi and the lab share this machine's cores, so all three explain a
-time."""
+resident memory and the CPU seconds of a command's process tree per kind of process,
+the share of the machine's CPU that was busy, the machine's memory in use, and the CPU
+seconds given processes (the lab's control planes) spent. Pulumi and the lab share this
+machine's cores, so all of them explain a time."""
 
 from __future__ import annotations
 
@@ -19,36 +19,54 @@ TOTAL = "total"
 
 
 def process_kind(proc: psutil.Process) -> str:
-    """engine / language_host / program / provider, else the executable's name."""
+    """engine / language_host / program / provider (the Go providers and the program's
+    dynamic provider) / runner (the fleet runner and its per-stack worker processes),
+    else the executable's name."""
     try:
         cmdline = proc.cmdline()
     except psutil.Error:
         return "other"
     base = os.path.basename(cmdline[0]) if cmdline else ""
+    if base in ("sh", "bash") and len(cmdline) > 1:
+        base = os.path.basename(cmdline[1])  # a plugin started through its shell script
     if base == "pulumi":
         return "engine"
     if base.startswith("pulumi-language-"):
         return "language_host"
     if base.startswith("python"):
-        return "program"
+        if "pulumi.dynamic" in cmdline[1:4]:
+            return "provider"  # the program's dynamic provider, a Python process
+        runner = "runner" in cmdline[1:3] or any("multiprocessing" in a for a in cmdline)
+        return "runner" if runner else "program"
     if base.startswith("pulumi-resource-"):
         return "provider"
     return base or "other"
 
 
-class RssSampler(Poller):
-    """Peak resident memory of a process tree: every `interval` seconds, the RSS of each
-    process under `root`, summed per process kind; the peak of each kind and of the
-    whole tree ("total") are kept separately. Use as a context manager around the run."""
+class TreeSampler(Poller):
+    """Peak resident memory and CPU seconds of a process tree: every `interval` seconds,
+    the RSS and CPU time of each process under `root`, per process kind. RSS: the peak
+    of each kind and of the whole tree ("total"), kept separately. CPU: each process's
+    user + system seconds as last seen, summed per kind; a process that ends between two
+    looks loses at most `interval` seconds of its CPU. Use as a context manager around
+    the run."""
 
     def __init__(self, root: int, interval: float = 0.2) -> None:
         super().__init__(interval)
         self.root = root
         self.peak: dict[str, int] = {}
         self.peak_count: dict[str, int] = {}
+        self.cpu_by_pid: dict[int, tuple[str, float]] = {}
 
     def result(self) -> RssPeak:
         return RssPeak(dict(self.peak), dict(self.peak_count))
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds per process kind, and of the whole tree ("total")."""
+        out: Counter[str] = Counter()
+        for kind, seconds in self.cpu_by_pid.values():
+            out[kind] += seconds
+        return {**out, TOTAL: sum(out.values())}
 
     def _tree(self) -> list[psutil.Process]:
         try:
@@ -64,12 +82,18 @@ class RssSampler(Poller):
         count: Counter[str] = Counter()
         for proc in self._tree():
             try:
+                times = proc.cpu_times()
+                # Looked at anew each time (a process just forked has its parent's name),
+                # but a zombie has no name left: it keeps the kind it was seen with.
+                kind = process_kind(proc)
+                if kind == "other":
+                    kind = self.cpu_by_pid.get(proc.pid, (kind, 0.0))[0]
+                self.cpu_by_pid[proc.pid] = (kind, times.user + times.system)
                 if proc.status() == psutil.STATUS_ZOMBIE:
                     continue
                 rss = proc.memory_info().rss
             except psutil.Error:
                 continue
-            kind = process_kind(proc)
             per_kind[kind] += rss
             count[kind] += 1
         per_kind[TOTAL] = sum(per_kind.values())
@@ -123,3 +147,15 @@ class ProcessCpu:
 
     def seconds(self) -> float:
         return self._total() - self.start
+
+
+class MachineMemory(Poller):
+    """The most memory the whole machine had in use (psutil's `used`: every process,
+    the lab's clusters too) while the `with` block ran."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        super().__init__(interval)
+        self.peak_used = 0
+
+    def poll(self) -> None:
+        self.peak_used = max(self.peak_used, psutil.virtual_memory().used)

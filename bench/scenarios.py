@@ -5,7 +5,6 @@ another, the growth from 1 to 4 spokes, and the program under mocks."""
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from bench.design import (
 )
 from bench.events import analyse_events
 from bench.fleet_stack import BenchStack, bench_entry
+from bench.fresh_lab import fresh_lab, on_own_lab
 from bench.kubectl import Baseline, Kubectl, differing_objects, render_baseline
 from bench.log import log
 from bench.machine import load_average, machine_facts, pulumi_default_parallel
@@ -238,34 +238,20 @@ def benchmark(options: Options, argv: list[str], lab_root: Path) -> int:
     session, samples = Session(runner, options), Samples()
     facts: dict[str, Any] = {}
     settings: dict[str, str] = {}
-    failed = True
-    try:
-        log(f"lab: removing any earlier bench lab, then up: a hub and {SPOKES} spokes in "
-            f"{lab_root}")
-        runner.lab("down", check=False)
-        for leftover in ("state", "work", "dump"):
-            shutil.rmtree(lab_root / leftover, ignore_errors=True)
-        (lab_root / "work").mkdir(parents=True)
-        runner.lab("up", "--spokes", str(SPOKES))
+
+    def work() -> None:
+        fresh_lab(runner, SPOKES)
         lab = ensure_lab(lab_root)
         runner.toolchain = lab.bin
-        main_stack = session.stack(lab, "main")
-        facts = machine_facts(lab.bin, main_stack.env)
-        settings = settings_of(options, main_stack)
-        measure(session, lab, main_stack, samples)
-        failed = False
-    except BenchError as exc:
-        log(f"FAILED: {exc}")
-    finally:
-        session.drop_stacks()
-        if failed:
-            runner.lab("dump", "--out", str(lab_root / "dump"), check=False)
-            log(f"lab logs and events kept in {lab_root / 'dump'}")
-        log("lab: down")
-        runner.lab("down", check=False)
-        if not failed:
-            shutil.rmtree(lab_root, ignore_errors=True)
-    if failed:
+        try:
+            main_stack = session.stack(lab, "main")
+            facts.update(machine_facts(lab.bin, main_stack.env))
+            settings.update(settings_of(options, main_stack))
+            measure(session, lab, main_stack, samples)
+        finally:
+            session.drop_stacks()
+
+    if not on_own_lab(runner, work):
         return 1
     results: dict[str, Any] = {
         "date": date,

@@ -82,7 +82,5 @@ def summarise(samples: Samples, spokes_for_rss: int) -> dict[str, Any]:
     for key, values in samples.flags.items():
         out[key] = values[0] if len(set(values)) == 1 else ",".join(str(v) for v in values)
     for target in TARGETS:
-        value = out.get(target.key)
-        out[f"target_{target.key}"] = None if value is None else (
-            "PASS" if value <= target.limit else "MISS")
+        out[f"target_{target.key}"] = target.verdict(out.get(target.key))
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}

@@ -16,6 +16,7 @@ from bench import report
 from bench.events import analyse_events
 from bench.fleet_stack import state_breakdown
 from bench.metrics import RssPeak, Samples
+from bench.sections import section
 from bench.summary import RSS_KINDS, summarise
 from lab.paths import REPO
 
@@ -106,6 +107,8 @@ def test_markdown_has_every_section_of_benchmarks_md() -> None:
     notes_for_every_section(samples)
     text = report.markdown(RESULTS, samples, [], settings_from(RESULTS), ["pulumi up"])
     committed = (REPO / "BENCHMARKS.md").read_text()
+    for name in report.OTHER_SECTIONS:  # other benchmarks' sections, kept by this one
+        committed = committed.replace(section(committed, name) or "", "")
 
     def headings(md: str) -> list[str]:
         return re.findall(r"^#+ .*$", md, flags=re.M)

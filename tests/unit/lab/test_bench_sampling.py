@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 
 from bench.commands import Runner
-from bench.sampling import MachineCpu, ProcessCpu, RssSampler, process_kind
+from bench.sampling import MachineCpu, ProcessCpu, TreeSampler, process_kind
 from lab.paths import REPO
 from lab.wait import wait_for
 
@@ -35,7 +35,7 @@ def test_rss_of_a_process_tree_by_kind() -> None:
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        with RssSampler(proc.pid, interval=0.01) as sampler:
+        with TreeSampler(proc.pid, interval=0.01) as sampler:
             wait_for(lambda: sampler.peak_count.get("program", 0) >= 2, timeout=30,
                      interval=0.01, what="both processes sampled")
         peak = sampler.result()
@@ -50,7 +50,7 @@ def test_rss_of_a_process_tree_by_kind() -> None:
 def test_a_gone_process_samples_as_nothing() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
-    sampler = RssSampler(proc.pid)
+    sampler = TreeSampler(proc.pid)
     sampler.poll()
     assert sampler.result().get("total") == 0
 
@@ -91,3 +91,38 @@ def test_a_failure_shows_no_secret(tmp_path: Path) -> None:
     assert "exit 3" in message
     assert "correct-horse-battery" not in message and "abc.def" not in message
     assert "<redacted>" in message
+
+
+class _Named:
+    """Stands in for a psutil.Process: process_kind reads only its command line."""
+
+    def __init__(self, *cmdline: str) -> None:
+        self._cmdline = list(cmdline)
+
+    def cmdline(self) -> list[str]:
+        return self._cmdline
+
+
+def test_kinds_of_the_runner_and_the_providers() -> None:
+    def kind(*cmdline: str) -> str:
+        return process_kind(_Named(*cmdline))  # type: ignore[arg-type]
+
+    assert kind("/venv/bin/python", "-m", "runner", "up") == "runner"
+    assert kind("/venv/bin/python", "-c", "from multiprocessing.spawn import spawn_main",
+                "--multiprocessing-fork") == "runner"
+    assert kind("/venv/bin/python", "-u", "-m", "pulumi.dynamic", "127.0.0.1:1") == "provider"
+    assert kind("/bin/sh", "/bin/pulumi-resource-pulumi-python", "127.0.0.1:1") == "provider"
+    assert kind("/plugins/pulumi-resource-kubernetes", "127.0.0.1:1") == "provider"
+    assert kind("/venv/bin/python3", "/bin/pulumi-language-python-exec") == "program"
+    assert kind("/bin/pulumi", "up") == "engine"
+    assert kind() == "other"  # a zombie has no command line
+
+
+def test_cpu_of_a_tree_by_kind_outlives_its_processes() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", BURN])
+    with TreeSampler(proc.pid, interval=0.01) as sampler:
+        proc.wait()
+    cpu = sampler.cpu_seconds()
+    # The process is gone by the last look; what it was seen to spend stays, as a program.
+    assert cpu["program"] >= 0.25
+    assert cpu["total"] == cpu["program"]
