@@ -20,7 +20,7 @@ export PULUMI_SKIP_CHECKPOINTS ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench
+.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -99,3 +99,13 @@ test: venv toolchain lint
 # Fleet benchmark on its own lab (.lab-bench/): writes BENCHMARKS.md and bench/results.json.
 bench: venv toolchain
 	$(PY) -m bench
+
+# What a spoke costs the machine that runs Pulumi, one stack and shards through the runner,
+# on its own lab (.lab-bench-cost/): its section of BENCHMARKS.md, bench/cost-results.json.
+bench-cost: venv toolchain
+	$(PY) -m bench.cost
+
+# Where one install's and one no-op preview's time goes: the spoke's requests against
+# kubectl's, the engine's and the program's CPU profiles (.lab-bench-breakdown/).
+bench-breakdown: venv toolchain
+	$(PY) -m bench.breakdown

@@ -233,6 +233,22 @@ install_plugins() {
   rm -rf "$PULUMI_HOME_DIR" && mv "$home" "$PULUMI_HOME_DIR"
 }
 
+# Pulumi 3.259 writes an encrypted debug log of every run into $PULUMI_HOME/logs, every
+# property of every object (35-100 MB a fleet run), unconditionally: it costs a no-op
+# preview about half its CPU (README, "How many spokes one stack should hold"). Pulumi
+# goes without it when that path cannot be made a directory, so the toolchain's own
+# home holds an empty file of that name. KNATIVE_FLEET_PULUMI_LOGS=keep keeps the logs
+# (a support case); `--logtostderr -v=N` logs one run either way.
+home_logs() {
+  local logs="$PULUMI_HOME_DIR/logs"
+  if [ "${KNATIVE_FLEET_PULUMI_LOGS:-}" = keep ]; then
+    if [ -f "$logs" ]; then rm -f "$logs"; fi
+    return 0
+  fi
+  if [ -d "$logs" ]; then rm -rf "$logs"; fi
+  if [ ! -e "$logs" ]; then : > "$logs"; fi
+}
+
 # Runs every module-resolution step of the build (not the compiles) and fails on an
 # empty path: what a machine with an empty module cache would see.
 check_downloads() {
@@ -263,7 +279,7 @@ main() {
     log "another build of these pins is running; waiting for it ($OUT.lock)"
     flock 9
   fi
-  if [ -f "$OUT/.complete" ]; then echo "$BIN"; return 0; fi
+  if [ -f "$OUT/.complete" ]; then home_logs; echo "$BIN"; return 0; fi
   mkdir -p "$BIN"
   local start=$SECONDS failed="" entry
   # Three lanes on separate module graphs: while one links (one core) or downloads
@@ -277,6 +293,7 @@ main() {
   done
   if [ -n "$failed" ]; then log "failed:$failed (finished tools are kept; run again)"; return 1; fi
   install_plugins
+  home_logs
   touch "$OUT/.complete"
   log "toolchain ready in $((SECONDS - start))s: $BIN"
   echo "$BIN"
