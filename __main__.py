@@ -2,11 +2,15 @@
 
 import json
 
-import pulumi
+from core.profiling import profile_if_asked
 
-from components.fleet import deploy
-from config.fleet import CONFIG_NAMESPACE, parse_fleet_config
-from core.errors import ConfigError
+profile_if_asked()  # KNATIVE_FLEET_PROFILE=FILE: the program's CPU profile (README, "Benchmarks")
+
+import pulumi  # noqa: E402 - imported inside the profile when one is asked for
+
+from components.fleet import deploy  # noqa: E402
+from config.fleet import CONFIG_NAMESPACE, parse_fleet_config  # noqa: E402
+from core.errors import ConfigError  # noqa: E402
 
 STRING_KEYS = ("providerFile", "releaseBase")
 STRUCTURED_KEYS = ("hub", "pluginTimeoutSeconds", "ring", "fleet", "groups", "rollout")

@@ -1,0 +1,171 @@
+"""The breakdown's outputs, from its figures alone: `bench/breakdown-results.json` and its
+section of BENCHMARKS.md."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench.breakdown.requests import by_verb
+from bench.sections import replace_section
+
+PROG = "python -m bench.breakdown"
+SECTION = "breakdown"
+TOP_REQUESTS = 20
+
+
+def busy_note(r: dict[str, Any]) -> list[str]:
+    """Said when other work shared the machine: wall times then mean little."""
+    loads = [float(r[k].split()[0]) for k in ("machine_load_start", "machine_load_end")]
+    if max(loads) <= (r.get("machine_cpu_count") or 1):
+        return []
+    return ["", "**Other work shared the machine during this run (1-minute load above its "
+            "cores): the wall times are not comparable with other runs; request counts, "
+            "shares of a profile and CPU seconds are.**"]
+
+
+def _sum(counts: dict[str, int]) -> int:
+    return sum(counts.values())
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "n/a"
+
+
+def requests_table(left: dict[str, int], right: dict[str, int], names: tuple[str, str],
+                   top: int = TOP_REQUESTS) -> list[str]:
+    """By verb, then the `top` requests of either side, side by side."""
+    verbs_l, verbs_r = by_verb(Counter(left)), by_verb(Counter(right))
+    lines = [f"| verb | {names[0]} | {names[1]} |", "|---|---|---|"]
+    for verb in sorted(set(verbs_l) | set(verbs_r), key=lambda v: -(verbs_l[v] + verbs_r[v])):
+        lines.append(f"| {verb} | {verbs_l[verb]} | {verbs_r[verb]} |")
+    lines.append(f"| **all** | **{_sum(left)}** | **{_sum(right)}** |")
+    keys = sorted(set(left) | set(right), key=lambda k: -(left.get(k, 0) + right.get(k, 0)))
+    lines += ["", f"| request | {names[0]} | {names[1]} |", "|---|---|---|"]
+    lines += [f"| `{k}` | {left.get(k, 0)} | {right.get(k, 0)} |" for k in keys[:top]]
+    return lines
+
+
+def _seconds_table(head: str, rows: dict[str, float], total: float,
+                   unit: str = "CPU seconds") -> list[str]:
+    lines = [f"| {head} | {unit} | share |", "|---|---|---|"]
+    lines += [f"| `{name}` | {secs:.2f} | {_pct(secs, total)} |" for name, secs in rows.items()]
+    return lines
+
+
+PROGRAM_TITLES = {
+    "install": "the install (`pulumi up`, 1 spoke)",
+    "preview": "the no-op preview (1 spoke)",
+    "mocks": "{spokes} spokes under mocks (as `python -m bench` times it)",
+}
+
+
+def program_sections(r: dict[str, Any]) -> list[str]:
+    """The program's own time by area and its busiest functions, per profile."""
+    lines: list[str] = []
+    for name, title in PROGRAM_TITLES.items():
+        prof = r["program_profiles"][name]
+        lines += ["", f"### The program: {title.format(spokes=r['program_spokes'])}", "",
+                  f"cProfile of the program's main thread, by the wall clock: "
+                  f"{prof['cpu_s']:.1f} s of own time in all. `builtins` are calls into C: "
+                  "with the engine, mostly the main thread waiting for it (`epoll`, locks, "
+                  "gRPC's `_blocking`); under mocks there is no engine to wait for.", "",
+                  *_seconds_table("area", prof["areas"], prof["cpu_s"], "seconds"), "",
+                  "| function | own seconds | calls |", "|---|---|---|",
+                  *[f"| `{fn}` | {secs:.2f} | {calls} |" for fn, secs, calls in
+                    prof["functions"][:10]]]
+    return lines
+
+
+KIND_ORDER = ("engine", "program", "provider", "language_host")
+
+
+def _run(fig: dict[str, Any]) -> str:
+    return f"{fig['s']:.1f} s / {fig['cpu_s']:.1f} s"
+
+
+def configgroup_section(r: dict[str, Any]) -> list[str]:
+    """The product's per-object registration against the ConfigGroup trial."""
+    cg = r["configgroup"]
+    lines = [
+        "### Trial: the release objects through a ConfigGroup per stage",
+        "",
+        "bench/configgroup_trial registers the same objects on the same fresh spoke through "
+        "pulumi-kubernetes' provider-side `yaml/v2` ConfigGroup (`objs=`), one per install "
+        "stage in the plan's order, instead of one Python resource per object (no "
+        "aggregated-role guard: only the registration path differs). Wall / CPU of the "
+        "command's whole process tree.",
+        "",
+        "| figure | one resource per object (knative-fleet) | ConfigGroup per stage (trial) |",
+        "|---|---|---|",
+        f"| steps a first-install preview shows | {r['fleet_first_preview_steps']} | "
+        f"{cg['first_preview_steps']} |",
+    ]
+    for op, name in (("install", "install"), ("preview", "no-op preview"),
+                     ("destroy", "destroy")):
+        lines.append(f"| {name}: wall / CPU | {_run(r[f'fleet_{op}'])} | {_run(cg[op])} |")
+        for kind in KIND_ORDER:
+            mine = r[f"fleet_{op}"]["cpu_by_kind_s"].get(kind, 0.0)
+            theirs = cg[op]["cpu_by_kind_s"].get(kind, 0.0)
+            lines.append(f"| {name}: CPU of the {kind.replace('_', ' ')} | {mine:.1f} s | "
+                         f"{theirs:.1f} s |")
+    lines.append(f"| the spoke's requests during install | {_sum(r['fleet_install_requests'])} "
+                 f"| {_sum(cg['install_requests'])} |")
+    return lines
+
+
+def markdown(r: dict[str, Any]) -> str:
+    fi, ki = r["fleet_install_requests"], r["kubectl_install_requests"]
+    lines = [
+        "## Where one install's and one no-op preview's time goes",
+        "",
+        f"Generated by `{r['command']}` on {r['date']} (one run; load average at start and "
+        f"end {r['machine_load_start']} / {r['machine_load_end']}). Do not edit: run it "
+        f"again. knative-fleet installs Serving (Kourier) + Eventing 1.23 on a fresh spoke "
+        f"({r['objects']} objects); kubectl applies the same objects on another fresh spoke "
+        "(as in measurement 1 above). Requests are the spoke API server's own "
+        "`apiserver_request_total`, read before and after each command.",
+        *busy_note(r),
+        "",
+        "### The spoke: install",
+        "",
+        "| figure | knative-fleet `pulumi up` | kubectl apply + wait |",
+        "|---|---|---|",
+        f"| wall | {r['fleet_install']['s']:.1f} s | {r['kubectl_install_s']:.1f} s |",
+        f"| the spoke's control plane CPU | {r['fleet_install_spoke_cpu_s']:.1f} s | "
+        f"{r['kubectl_install_spoke_cpu_s']:.1f} s |",
+        f"| requests | {_sum(fi)} | {_sum(ki)} |",
+        "",
+        *requests_table(fi, ki, ("knative-fleet", "kubectl")),
+        "",
+        "### The spoke: no-op review",
+        "",
+        f"`pulumi preview --diff` took {r['fleet_preview']['s']:.1f} s and `kubectl diff "
+        f"--server-side` {r['kubectl_diff_s']:.1f} s.",
+        "",
+        *requests_table(r["fleet_preview_requests"], r["kubectl_diff_requests"],
+                        ("`pulumi preview`", "`kubectl diff`")),
+        "",
+        "### The engine: CPU of the no-op preview by Go package",
+        "",
+        f"`pulumi preview --profiling`, read with `go tool pprof -top`: "
+        f"{r['engine_cpu_s']:.1f} CPU seconds sampled in the engine process (its plugins "
+        "are other processes).",
+        "",
+        *_seconds_table("package", r["engine_packages"], r["engine_cpu_s"]),
+        "",
+        *_seconds_table("function", r["engine_functions"], r["engine_cpu_s"]),
+        "",
+        *program_sections(r),
+        "",
+        *configgroup_section(r),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write(results: dict[str, Any], results_json: Path, benchmarks_md: Path) -> None:
+    results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    old = benchmarks_md.read_text() if benchmarks_md.exists() else "# Benchmarks\n"
+    benchmarks_md.write_text(replace_section(old, SECTION, markdown(results)))

@@ -1,0 +1,30 @@
+"""The program's own CPU profile, on request: with `KNATIVE_FLEET_PROFILE=FILE` set,
+`pulumi preview` or `pulumi up` writes a cProfile of the Python program to FILE when
+it ends (read it with `python -m pstats FILE`). It covers the program's main thread:
+planning, rendering, and the Pulumi SDK registering and serializing every resource;
+the gRPC calls themselves wait in the SDK's worker threads. Off unless asked."""
+
+from __future__ import annotations
+
+import atexit
+import cProfile
+import os
+
+PROFILE_ENV = "KNATIVE_FLEET_PROFILE"
+
+
+def profile_if_asked(environ: dict[str, str] | None = None) -> cProfile.Profile | None:
+    """Starts the profile when `KNATIVE_FLEET_PROFILE` names a file; it is written as
+    the language host's process exits (after every registration has completed)."""
+    path = (os.environ if environ is None else environ).get(PROFILE_ENV)
+    if not path:
+        return None
+    profiler = cProfile.Profile()
+    atexit.register(_write, profiler, path)
+    profiler.enable()
+    return profiler
+
+
+def _write(profiler: cProfile.Profile, path: str) -> None:
+    profiler.disable()
+    profiler.dump_stats(path)
