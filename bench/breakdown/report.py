@@ -96,7 +96,9 @@ def configgroup_section(r: dict[str, Any]) -> list[str]:
         "pulumi-kubernetes' provider-side `yaml/v2` ConfigGroup (`objs=`), one per install "
         "stage in the plan's order, instead of one Python resource per object (no "
         "aggregated-role guard: only the registration path differs). Wall / CPU of the "
-        "command's whole process tree.",
+        "command's whole process tree. knative-fleet's install and no-op preview here ran "
+        "with the program's profiler on (above), which slows its program; the trial's did "
+        "not: compare the engine's and the providers' rows, and destroy.",
         "",
         "| figure | one resource per object (knative-fleet) | ConfigGroup per stage (trial) |",
         "|---|---|---|",
