@@ -27,7 +27,7 @@ def process_kind(proc: psutil.Process) -> str:
     except psutil.Error:
         return "other"
     base = os.path.basename(cmdline[0]) if cmdline else ""
-    if base in ("sh", "bash") and len(cmdline) > 1:
+    if base in ("sh", "bash") and len(cmdline) > 1 and not cmdline[1].startswith("-"):
         base = os.path.basename(cmdline[1])  # a plugin started through its shell script
     if base == "pulumi":
         return "engine"
