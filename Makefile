@@ -20,7 +20,7 @@ export PULUMI_SKIP_CHECKPOINTS ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown
+.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -109,3 +109,8 @@ bench-cost: venv toolchain
 # kubectl's, the engine's and the program's CPU profiles (.lab-bench-breakdown/).
 bench-breakdown: venv toolchain
 	$(PY) -m bench.breakdown
+
+# Engine and provider settings against the defaults on one spoke, pair by pair, on its own
+# lab (.lab-bench-levers/): its section of BENCHMARKS.md, bench/levers-results.json.
+bench-levers: venv toolchain
+	$(PY) -m bench.levers

@@ -16,7 +16,7 @@ import sys
 from types import FrameType
 
 from bench.design import BENCH_LAB
-from bench.program import CHILD_FLAG, program_child
+from bench.program import CHILD_FLAG, PRODUCT, REGISTRATION_FLAG, program_child
 from bench.scenarios import Options, benchmark
 
 
@@ -38,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--burst", type=int, default=0,
                    help="PULUMI_K8S_CLIENT_BURST for the provider (default: its own)")
     p.add_argument(CHILD_FLAG, type=int, help=argparse.SUPPRESS)
+    p.add_argument(REGISTRATION_FLAG, default=PRODUCT, help=argparse.SUPPRESS)
     return p
 
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = cli.parse_args(argv)
     if args.program_child:
-        print(json.dumps(program_child(args.program_child).to_json()))
+        print(json.dumps(program_child(args.program_child, args.program_registration).to_json()))
         return 0
     if args.runs < 1:
         cli.error("--runs must be at least 1")

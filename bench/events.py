@@ -89,6 +89,11 @@ def analyse_events(events: list[Event]) -> EventAnalysis | None:
         in_flight += delta
         peak = max(peak, in_flight)
     services = by_kind.get("Service", [])
+    crds = [(s, e) for kind, _, s, e in spans if kind == "CustomResourceDefinition"]
+    crd_start = min((s for s, _ in crds), default=None)
+    crd_done = max((e for _, e in crds), default=None)
+    crd_window = (crd_done - crd_start) if crd_start is not None and crd_done is not None \
+        else None
     return EventAnalysis(
         total_s=end_all,
         before_first_object_s=first,
@@ -99,6 +104,10 @@ def analyse_events(events: list[Event]) -> EventAnalysis | None:
         namespaced_first_start_s=min((s for *_, s, _ in namespaced), default=None),
         max_in_flight=peak,
         mean_in_flight=sum(e - s for *_, s, e in spans) / max(last - first, 1e-9),
+        crd_first_start_s=crd_start,
+        crd_last_done_s=crd_done,
+        crd_mean_in_flight=(sum(e - s for s, e in crds) / max(crd_window, 1e-9)
+                            if crd_window is not None else None),
         services=len(services),
         service_mean_s=statistics.mean(services) if services else None,
         by_kind=sorted(((k, len(v), sum(v), max(v)) for k, v in by_kind.items()),

@@ -61,6 +61,12 @@ class EventAnalysis:
     namespaced_first_start_s: float | None
     max_in_flight: int
     mean_in_flight: float
+    # The CRDs' window (first CRD step started to last CRD done) and how many CRD steps
+    # ran at once in it on average: the provider drops its cached OpenAPI schema after
+    # every CRD it creates and fetches it again, under one lock, for the next step.
+    crd_first_start_s: float | None
+    crd_last_done_s: float | None
+    crd_mean_in_flight: float | None
     services: int
     service_mean_s: float | None
     by_kind: list[tuple[str, int, float, float]]  # (kind, steps, sum of seconds, slowest)

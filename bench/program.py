@@ -9,9 +9,11 @@ import resource
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from bench.commands import Runner
+from bench.design import TRIAL_MODES, TRIAL_SIZES
 from bench.log import log
 from bench.metrics import ProgramFigures, Samples
 from config.fleet import parse_fleet_config
@@ -20,9 +22,36 @@ from knative import releases
 from lab.paths import RELEASES
 
 CHILD_FLAG = "--program-child"
+REGISTRATION_FLAG = "--program-registration"
+PRODUCT = "product"
 
 
-def program_child(n: int) -> ProgramFigures:
+def _trial_registration(mode: str, cfg: Any, conn: Any) -> Callable[[], Any]:
+    """The trial's registration of every spoke of `cfg` in place of the product's
+    `deploy()`: a provider per spoke, then a ConfigGroup per install stage."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from bench.configgroup_trial.registration import register
+
+    plan_seconds = [0.0]
+
+    def run() -> Any:
+        anchors = []
+        for entry in cfg.fleet:
+            start = time.perf_counter()
+            plans = planning.plan_spoke(entry.serving, entry.eventing, cfg.release_base, {})
+            plan_seconds[0] += time.perf_counter() - start
+            provider = k8s.Provider(entry.name, kubeconfig=pulumi.Output.secret(conn.server),
+                                    enable_server_side_apply=True)
+            anchors.extend(r.urn for r in register(entry.name, plans, provider, mode))
+        return pulumi.Output.all(*anchors)
+
+    run.plan_seconds = plan_seconds  # type: ignore[attr-defined]
+    return run
+
+
+def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
     """Runs the program for `n` spokes under Pulumi mocks (no cluster, no engine), with
     spoke resolution faked as tests/unit/components/test_fleet_program.py does; the rest
     (planning, rendering, every resource registration) is the program's own code."""
@@ -72,9 +101,12 @@ def program_child(n: int) -> ProgramFigures:
 
     fleet_mod.resolve_fleet = fake_resolve  # type: ignore[assignment]
     pulumi.runtime.set_mocks(Mocks(), preview=False)
+    trial = None if registration == PRODUCT else _trial_registration(registration, cfg, conn)
 
     @pulumi.runtime.test
     def program() -> Any:
+        if trial is not None:
+            return trial()
         spokes = fleet_mod.deploy(cfg)
         return pulumi.Output.all(*[s.ready for s in spokes.values()])
 
@@ -83,6 +115,8 @@ def program_child(n: int) -> ProgramFigures:
     program()  # returns once every registration has completed
     seconds = time.perf_counter() - start
     info = releases.load_documents.cache_info()
+    if trial is not None:
+        plan_seconds = trial.plan_seconds  # type: ignore[attr-defined]
     return ProgramFigures(
         spokes=n,
         ms=seconds * 1000,
@@ -94,16 +128,31 @@ def program_child(n: int) -> ProgramFigures:
     )
 
 
+def _child(runner: Runner, n: int, registration: str) -> ProgramFigures:
+    res = runner.run([sys.executable, "-m", "bench", CHILD_FLAG, str(n), REGISTRATION_FLAG,
+                      registration], dict(os.environ))
+    if not res.ok:
+        raise res.fail(f"program under mocks ({n} spokes, {registration} registration)")
+    return ProgramFigures.from_json(json.loads(res.stdout.strip().splitlines()[-1]))
+
+
+def measure_trial(runner: Runner, samples: Samples, run_no: int) -> None:
+    """The ConfigGroup trial's registration paths under the same mocks."""
+    for mode in TRIAL_MODES:
+        for n in TRIAL_SIZES:
+            log(f"run {run_no}: ConfigGroup trial ({mode}) under mocks, {n} spoke(s)")
+            got = _child(runner, n, mode)
+            samples.add(f"program_trial_{mode}_ms_{n}", got.ms)
+            samples.add(f"program_trial_{mode}_resources_{n}", got.resources)
+            samples.add(f"program_trial_{mode}_peak_rss_bytes_{n}", got.peak_rss_bytes)
+
+
 def measure_program(runner: Runner, samples: Samples, sizes: tuple[int, ...],
                     run_no: int) -> None:
     """The program's own time for each size, each in a fresh process."""
     for n in sizes:
         log(f"run {run_no}: program under mocks, {n} spoke(s)")
-        res = runner.run([sys.executable, "-m", "bench", CHILD_FLAG, str(n)],
-                         dict(os.environ))
-        if not res.ok:
-            raise res.fail(f"program under mocks ({n} spokes)")
-        got = ProgramFigures.from_json(json.loads(res.stdout.strip().splitlines()[-1]))
+        got = _child(runner, n, PRODUCT)
         samples.add(f"program_ms_{n}", got.ms)
         samples.add(f"program_plan_ms_{n}", got.plan_ms)
         samples.add(f"program_resources_{n}", got.resources)

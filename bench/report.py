@@ -23,7 +23,7 @@ from bench.summary import RSS_KINDS
 
 PROG = "python -m bench"
 # Sections other benchmarks write into BENCHMARKS.md, kept when this one rewrites it.
-OTHER_SECTIONS = ("cost-per-spoke", "breakdown")
+OTHER_SECTIONS = ("cost-per-spoke", "breakdown", "levers")
 
 ROWS: tuple[tuple[str, str], ...] = (
     ("install_fleet_s", "1. install: first `pulumi up`, 1 spoke"),
@@ -32,6 +32,11 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("install_fleet_cpu_busy_pct", "1. machine CPU busy during `pulumi up`"),
     ("install_fleet_spoke_cpu_s", "1. the spoke's control plane CPU during `pulumi up`"),
     ("install_kubectl_spoke_cpu_s", "1. the spoke's control plane CPU during kubectl"),
+    ("install_spoke_cpu_ratio", "1. the spoke's control plane CPU ratio (fleet / kubectl)"),
+    ("spoke_idle_core_pct", "1. the idle spoke's control plane, % of one core"),
+    ("install_fleet_spoke_cpu_net_s", "1.   `pulumi up`'s CPU on the spoke less idle"),
+    ("install_kubectl_spoke_cpu_net_s", "1.   kubectl's CPU on the spoke less idle"),
+    ("install_spoke_cpu_net_ratio", "1.   ratio less idle (fleet / kubectl)"),
     ("install_kubectl_cpu_busy_pct", "1. machine CPU busy during kubectl"),
     ("install_fleet_checkpointed_s", "1. install with Pulumi's default checkpointing"),
     ("install_checkpointed_ratio", "1.   its ratio (fleet / kubectl)"),
@@ -63,6 +68,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("program_ms_1", "5. program under mocks, 1 spoke"),
     ("program_ms_10", "5. program under mocks, 10 spokes"),
     ("program_ms_100", "5. program under mocks, 100 spokes"),
+    ("program_peak_rss_bytes_100", "5. program under mocks, 100 spokes: peak RSS"),
     ("program_ms_per_spoke", "5. program time per extra spoke"),
     ("program_ms_per_spoke_1_to_10", "5.   per extra spoke, 1 -> 10"),
     ("program_ms_per_spoke_10_to_100", "5.   per extra spoke, 10 -> 100"),
@@ -161,6 +167,10 @@ def _time_section(title: str, ev: EventAnalysis, parallel: str | None) -> list[s
         f"{_sec(ev.namespaced_first_start_s)} |",
         f"| steps in flight: max / mean | {ev.max_in_flight} / "
         f"{ev.mean_in_flight:.1f} (`--parallel` {parallel}) |",
+        f"| CustomResourceDefinitions: first started / last done (from start) | "
+        f"{_sec(ev.crd_first_start_s)} / {_sec(ev.crd_last_done_s)} |",
+        f"| CustomResourceDefinition steps in flight, mean over their window | "
+        f"{'n/a' if ev.crd_mean_in_flight is None else f'{ev.crd_mean_in_flight:.1f}'} |",
         f"| Services: count / mean seconds each | {ev.services} / "
         f"{_sec(ev.service_mean_s)} |",
         "", "| kind | steps | sum of seconds | slowest |", "|---|---|---|---|",

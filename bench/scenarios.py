@@ -5,6 +5,7 @@ another, the growth from 1 to 4 spokes, and the program under mocks."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from bench.design import (
     BENCHMARKS_MD,
     FLEET_SPOKE,
     GROWTH,
+    IDLE_WINDOW_S,
     KUBECTL_SPOKE,
     PROGRAM_SIZES,
     RESULTS_JSON,
@@ -32,7 +34,7 @@ from bench.kubectl import Baseline, Kubectl, differing_objects, render_baseline
 from bench.log import log
 from bench.machine import load_average, machine_facts, pulumi_default_parallel
 from bench.metrics import Samples
-from bench.program import measure_program
+from bench.program import measure_program, measure_trial
 from bench.sampling import ProcessCpu
 from bench.summary import summarise
 from config.fleet import parse_fleet_config
@@ -59,10 +61,20 @@ def control_plane_cpu(lab: Lab, spokes: list[str]) -> ProcessCpu:
     return ProcessCpu(pid for name in spokes for pid in kwok.pids(name).values())
 
 
+def idle_core_pct(lab: Lab, spoke: str) -> float:
+    """The share of one core the spoke's control plane uses with nothing applied to it,
+    over IDLE_WINDOW_S (a measurement window, not a wait for a condition)."""
+    cpu, start = control_plane_cpu(lab, [spoke]), time.monotonic()
+    time.sleep(IDLE_WINDOW_S)
+    return 100 * cpu.seconds() / (time.monotonic() - start)
+
+
 def fleet_run(lab: Lab, stack: BenchStack, samples: Samples, run_no: int) -> None:
     """Measurements 1-4 with knative-fleet on FLEET_SPOKE."""
     kubectl = Kubectl(lab, FLEET_SPOKE, stack.runner)
     stack.configure([bench_entry(FLEET_SPOKE)])
+    log(f"run {run_no}: the idle spoke's control plane ({IDLE_WINDOW_S:g} s)")
+    samples.add("spoke_idle_core_pct", idle_core_pct(lab, FLEET_SPOKE))
     log(f"run {run_no}: pulumi up (install, {FLEET_SPOKE})")
     control_plane = control_plane_cpu(lab, [FLEET_SPOKE])
     res = stack.install(f"install-{run_no}.jsonl")
@@ -228,6 +240,7 @@ def measure(session: Session, lab: Lab, main_stack: BenchStack, samples: Samples
             growth_run(lab, growth, samples, run_no)
     for run_no in range(1, options.runs + 1):
         measure_program(runner, samples, PROGRAM_SIZES, run_no)
+        measure_trial(runner, samples, run_no)
 
 
 def benchmark(options: Options, argv: list[str], lab_root: Path) -> int:

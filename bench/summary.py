@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from bench.design import GROWTH, PROGRAM_SIZES, TARGETS
+from bench.design import GROWTH, PROGRAM_SIZES, TARGETS, TRIAL_MODES, TRIAL_SIZES
 from bench.metrics import RssPeak, Samples
 
 RSS_KINDS = ("total", "engine", "language_host", "program", "provider")
@@ -35,6 +35,17 @@ def _program(out: dict[str, Any]) -> None:
             (out[f"program_ms_{hi}"] - out[f"program_ms_{lo}"]) / (hi - lo)
     out["program_ms_per_resource"] = out["program_ms_per_spoke"] \
         / out["program_resources_per_spoke"]
+    _trial(out)
+
+
+def _trial(out: dict[str, Any]) -> None:
+    """The ConfigGroup trial's registration paths under the same mocks, per extra spoke."""
+    small, big = TRIAL_SIZES[0], TRIAL_SIZES[-1]
+    for mode in TRIAL_MODES:
+        first, last = out.get(f"program_trial_{mode}_ms_{small}"), \
+            out.get(f"program_trial_{mode}_ms_{big}")
+        if first is not None and last is not None:
+            out[f"program_trial_{mode}_ms_per_spoke"] = (last - first) / (big - small)
 
 
 def _state(out: dict[str, Any]) -> None:
@@ -62,12 +73,29 @@ def _rss(out: dict[str, Any], samples: Samples, spokes_for_rss: int) -> None:
             (out["peak_rss_bytes_total"] - median_peak(one, "total")) / (spokes - 1))
 
 
+def _spoke_cpu(out: dict[str, Any]) -> None:
+    """The spoke's control-plane CPU of both installs, as measured (the target's figure)
+    and less what the idle control plane spends over each install's wall time: a slower
+    install is charged for the cluster's own background work as well."""
+    fleet, kubectl = out.get("install_fleet_spoke_cpu_s"), out.get("install_kubectl_spoke_cpu_s")
+    out["install_spoke_cpu_ratio"] = ratio(fleet, kubectl)
+    idle = out.get("spoke_idle_core_pct")
+    if idle is None or fleet is None or kubectl is None:
+        return
+    per_s = idle / 100
+    out["install_fleet_spoke_cpu_net_s"] = fleet - per_s * out["install_fleet_s"]
+    out["install_kubectl_spoke_cpu_net_s"] = kubectl - per_s * out["install_kubectl_s"]
+    out["install_spoke_cpu_net_ratio"] = ratio(out["install_fleet_spoke_cpu_net_s"],
+                                               out["install_kubectl_spoke_cpu_net_s"])
+
+
 def summarise(samples: Samples, spokes_for_rss: int) -> dict[str, Any]:
     """Medians of every sample, and the derived ratios and per-spoke figures."""
     out: dict[str, Any] = {key: samples.median(key) for key in sorted(samples.values)}
     out["install_ratio"] = ratio(out.get("install_fleet_s"), out.get("install_kubectl_s"))
     out["install_checkpointed_ratio"] = ratio(out.get("install_fleet_checkpointed_s"),
                                               out.get("install_kubectl_s"))
+    _spoke_cpu(out)
     out["noop_preview_ratio"] = ratio(out.get("noop_preview_fleet_s"),
                                       out.get("noop_diff_kubectl_s"))
     out["destroy_ratio"] = ratio(out.get("destroy_fleet_s"), out.get("destroy_kubectl_s"))

@@ -11,6 +11,7 @@ BENCHMARKS.md, and tears its lab down, on failure too. Takes about 40 minutes a 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from bench.cost.design import (
     VARIANTS,
     Sharding,
 )
-from bench.cost.summary import summarise
+from bench.cost.summary import derive, summarise
 from bench.design import BENCHMARKS_MD
 from bench.fresh_lab import fresh_lab, on_own_lab
 from bench.log import log
@@ -52,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
                    help="skip the engine and provider settings")
     p.add_argument("--no-16", action="store_true",
                    help="skip the 16-spoke fleet (4 stacks of 4)")
+    p.add_argument("--report-only", action="store_true",
+                   help=f"derive the figures and write the section again from "
+                        f"{RESULTS_JSON.name}'s medians, measuring nothing")
     return p
 
 
@@ -89,6 +93,11 @@ def measure_all(args: argparse.Namespace, runner: Runner, samples: Samples) -> d
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
+    if args.report_only:
+        stored = json.loads(RESULTS_JSON.read_text())
+        report.write(derive({k: v for k, v in stored.items() if not k.startswith("target_")}),
+                     RESULTS_JSON, BENCHMARKS_MD)
+        return 0
     signal.signal(signal.SIGTERM, _on_sigterm)
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load_start = load_average()

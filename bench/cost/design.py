@@ -77,7 +77,8 @@ TARGETS: tuple[Target, ...] = (
            150 * MB),
     Target("shards_4x4_install_busy_pct", "runner, 4 stacks: machine CPU >= 85% busy",
            85.0, at_least=True),
-    Target("shards_4x4_install_machine_used_bytes",
-           "16 spokes as 4x4: machine memory in use within its RAM",
+    Target("shards_4x4_machine_used_peak_bytes",
+           "16 spokes as 4x4: machine memory in use within its RAM (the most of install, "
+           "preview and destroy)",
            float(psutil.virtual_memory().total)),
 )

@@ -81,13 +81,13 @@ def one_stack(lab: Lab, stack: BenchStack, samples: Samples, spokes: int,
 
 
 def with_variant(lab: Lab, stack: BenchStack, samples: Samples, variant: Variant,
-                 spokes: int) -> None:
+                 spokes: int, prefix: str = "variant") -> None:
     """`one_stack` with the variant's flags and environment, then the stack's own back."""
     args, env = list(stack.extra_args), dict(stack.env)
     stack.extra_args = [*args, *variant.args]
     stack.env.update(variant.env)
     try:
-        one_stack(lab, stack, samples, spokes, f"variant_{variant.key}")
+        one_stack(lab, stack, samples, spokes, f"{prefix}_{variant.key}")
     finally:
         stack.extra_args, stack.env = args, env
 

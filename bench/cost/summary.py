@@ -44,6 +44,16 @@ def _shards(out: dict[str, Any]) -> None:
                                                           out.get(f"{one}_rss_bytes"))
 
 
+def _machine_peaks(out: dict[str, Any]) -> None:
+    """Each sharding's most machine memory in use over its three operations: the
+    memory target holds for the whole fleet run, not for its install alone."""
+    for sharding in SHARDINGS:
+        used = [out.get(f"shards_{sharding.key}_{op}_machine_used_bytes") for op in OPERATIONS]
+        known = [u for u in used if u is not None]
+        if known:
+            out[f"shards_{sharding.key}_machine_used_peak_bytes"] = max(known)
+
+
 def _variants(out: dict[str, Any]) -> None:
     for variant in VARIANTS:
         for op in OPERATIONS:
@@ -53,12 +63,19 @@ def _variants(out: dict[str, Any]) -> None:
                                                            out.get(f"{base}_{figure}"))
 
 
-def summarise(samples: Samples) -> dict[str, Any]:
-    """Medians of every sample, the derived figures, and the targets' verdicts."""
-    out: dict[str, Any] = {key: samples.median(key) for key in sorted(samples.values)}
+def derive(out: dict[str, Any]) -> dict[str, Any]:
+    """The derived figures and the targets' verdicts from the medians in `out`; also run
+    on a stored cost-results.json (`--report-only`), as every derived figure comes from
+    medians."""
     _one_stack(out)
     _shards(out)
+    _machine_peaks(out)
     _variants(out)
     for target in TARGETS:
         out[f"target_{target.key}"] = target.verdict(out.get(target.key))
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def summarise(samples: Samples) -> dict[str, Any]:
+    """Medians of every sample, the derived figures, and the targets' verdicts."""
+    return derive({key: samples.median(key) for key in sorted(samples.values)})

@@ -19,6 +19,7 @@ from lab.handle import Lab
 from lab.idempotent import delete_if_present
 from lab.operator import release_orphaned, remove_operator
 from lab.wait import wait_for
+from review.fields import lookup, parse_path
 from tests.support import parity
 from tests.support.snapshot import objects
 
@@ -141,6 +142,19 @@ def delete_namespaces(api: client.ApiClient, namespaces: tuple[str, ...]) -> Non
 
 
 def step_changes(steps: list[dict]) -> list[tuple[str, str, list]]:
-    """(op, urn, changed properties) of every preview step that is not `same`."""
-    return [(s["op"], s["urn"].rsplit("::", 1)[-1], s.get("diffReasons") or [])
-            for s in steps if s.get("op") not in ("same", "read")][:40]
+    """(op, urn, changes) of every preview step that is not `same`. The Kubernetes
+    provider reports its changes in `detailedDiff` only (`diffReasons` stays empty), so
+    both are read; an update names, per path, what the state holds (the last apply's
+    outputs, which the provider diffs against) and what the program now asks for."""
+    out = []
+    for s in steps:
+        if s.get("op") in ("same", "read"):
+            continue
+        paths = sorted({*(s.get("diffReasons") or []), *(s.get("detailedDiff") or {})})
+        if s["op"] == "update" and ":Secret::" not in s["urn"]:
+            held = (s.get("oldState") or {}).get("outputs") or {}
+            wanted = (s.get("newState") or {}).get("inputs") or {}
+            paths = [(p, lookup(held, parse_path(p)), lookup(wanted, parse_path(p)))
+                     for p in paths[:5]]
+        out.append((s["op"], s["urn"].rsplit("::", 1)[-1], paths))
+    return out[:40]

@@ -16,7 +16,7 @@ from bench.cost.design import (
     VARIANTS,
 )
 from bench.cost.measure import pulumi_side
-from bench.cost.summary import summarise
+from bench.cost.summary import derive, summarise
 from bench.metrics import Samples, Target
 
 MB = 1_000_000
@@ -109,3 +109,18 @@ def test_shardings_and_variants_are_distinct() -> None:
     assert len({s.key for s in SHARDINGS}) == len(SHARDINGS)
     assert len({v.key for v in VARIANTS}) == len(VARIANTS)
     assert VARIANT_SPOKES in ONE_STACK  # the defaults' row is measured
+
+
+def test_the_fleet_memory_target_reads_the_most_of_its_three_operations() -> None:
+    samples = Samples()
+    for op, gb in zip(OPERATIONS, (12.9, 11.0, 14.2), strict=True):
+        samples.add(f"shards_4x4_{op}_machine_used_bytes", gb * 1000 * MB)
+    out = summarise(samples)
+    assert out["shards_4x4_machine_used_peak_bytes"] == 14.2 * 1000 * MB
+    assert out["target_shards_4x4_machine_used_peak_bytes"] is not None
+
+
+def test_a_stored_run_derives_the_same_figures_again() -> None:
+    out = summarise(fleet_samples())
+    medians = {k: v for k, v in out.items() if not k.startswith("target_")}
+    assert derive(medians) == out

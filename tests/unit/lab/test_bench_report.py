@@ -123,10 +123,14 @@ def test_markdown_has_every_section_of_benchmarks_md() -> None:
 
 def test_table_formats_units() -> None:
     rows = {key: (value, verdict) for _, key, value, verdict in report.table(RESULTS)}
-    assert rows["install_fleet_s"] == ("20.8 s", "")
-    assert rows["install_ratio"] == ("2.18x", "MISS (install <= 2x kubectl apply + wait)")
-    assert rows["state_bytes_per_spoke"][0] == "7.57 MB"
-    assert rows["install_fleet_cpu_busy_pct"][0] == "80 %"
+    assert rows["install_fleet_s"] == (f"{RESULTS['install_fleet_s']:.1f} s", "")
+    assert rows["install_ratio"] == (
+        f"{RESULTS['install_ratio']:.2f}x",
+        f"{RESULTS['target_install_ratio']} (install <= 1.5x kubectl apply + wait)")
+    assert rows["state_bytes_per_spoke"][0] == \
+        f"{RESULTS['state_bytes_per_spoke'] / 1e6:.2f} MB"
+    assert rows["install_fleet_cpu_busy_pct"][0] == \
+        f"{RESULTS['install_fleet_cpu_busy_pct']:.0f} %"
     assert report.fmt("program_ms_1", 720.3) == "720 ms"
     assert report.fmt("x_s", None) == "n/a"
     assert "install_fleet_s" in report.text_table(RESULTS)
@@ -150,6 +154,7 @@ def test_event_analysis() -> None:
     assert ev.before_first_object_s == 0.0 and ev.after_last_object_s == 0.5
     assert ev.cluster_scoped_done_s == 1.0 and ev.namespaced_first_start_s == 0.0
     assert ev.max_in_flight == 2 and ev.services == 1 and ev.service_mean_s == 2.0
+    assert (ev.crd_first_start_s, ev.crd_last_done_s, ev.crd_mean_in_flight) == (0.5, 1.0, 1.0)
     assert ev.slowest[0] == ("Service s:ns/a", 2.0)
     assert analyse_events([]) is None
 
@@ -168,3 +173,33 @@ def test_state_breakdown() -> None:
 @pytest.mark.parametrize("argv", [[], ["--runs", "1", "--quick"]])
 def test_command_line(argv: list[str]) -> None:
     assert report.command_line(argv) == " ".join(["python", "-m", "bench", *argv])
+
+
+def test_the_spokes_cpu_is_compared_as_measured_and_less_the_idle_spoke() -> None:
+    samples = Samples()
+    for key, value in {"install_fleet_s": 20.0, "install_kubectl_s": 10.0,
+                       "install_fleet_spoke_cpu_s": 18.0, "install_kubectl_spoke_cpu_s": 6.0,
+                       "spoke_idle_core_pct": 40.0}.items():
+        samples.add(key, value)
+    out = summarise(samples, spokes_for_rss=1)
+    assert out["install_spoke_cpu_ratio"] == 3.0
+    assert out["target_install_spoke_cpu_ratio"] == "MISS"
+    assert out["install_fleet_spoke_cpu_net_s"] == 10.0  # 18 - 0.4 * 20
+    assert out["install_kubectl_spoke_cpu_net_s"] == 2.0  # 6 - 0.4 * 10
+    assert out["install_spoke_cpu_net_ratio"] == 5.0
+
+
+def test_the_configgroup_trial_under_mocks_is_given_per_extra_spoke() -> None:
+    samples = Samples()
+    for key, value in {"program_ms_1": 700.0, "program_ms_10": 6500.0,
+                       "program_ms_100": 70_000.0, "program_plan_ms_1": 10.0,
+                       "program_plan_ms_10": 20.0, "program_plan_ms_100": 200.0,
+                       "program_resources_100": 23_800.0,
+                       "program_trial_yaml_ms_1": 600.0, "program_trial_yaml_ms_10": 960.0,
+                       "program_trial_objs_ms_1": 900.0,
+                       "program_trial_objs_ms_10": 9000.0}.items():
+        samples.add(key, value)
+    out = summarise(samples, spokes_for_rss=1)
+    assert out["program_trial_yaml_ms_per_spoke"] == 40.0
+    assert out["program_trial_objs_ms_per_spoke"] == 900.0
+    assert out["target_program_ms_100"] == "MISS"

@@ -1,0 +1,25 @@
+"""What the levers benchmark measures, fixed in one place: its lab, the spoke, the
+settings tried and how many pairs of runs."""
+
+from __future__ import annotations
+
+from bench.cost.design import Variant
+from lab.paths import REPO
+
+# Its own lab: never the tests' `.lab/` nor another benchmark's.
+LEVERS_LAB = REPO / ".lab-bench-levers"
+RESULTS_JSON = REPO / "bench" / "levers-results.json"
+SECTION = "levers"
+SPOKES = 1
+PAIRS = 3  # each setting runs beside the defaults this many times, in turn
+FIGURES = ("s", "cpu_s", "spokes_cpu_s")  # wall, Pulumi side's CPU, the spoke's CPU
+
+# The provider's Kubernetes client allows 50 requests per second with bursts of 120
+# (pulumi-kubernetes' defaults, `PULUMI_K8S_CLIENT_QPS`/`_BURST`): an install makes
+# about 400 of its own requests, most in its first seconds.
+LEVERS = (
+    Variant("client-qps-1000", "the provider's client at 1000 requests per second, bursts "
+            "of 2000 (`PULUMI_K8S_CLIENT_QPS=1000`, `PULUMI_K8S_CLIENT_BURST=2000`; the "
+            "defaults are 50 and 120)",
+            env={"PULUMI_K8S_CLIENT_QPS": "1000", "PULUMI_K8S_CLIENT_BURST": "2000"}),
+)
