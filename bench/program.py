@@ -10,6 +10,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bench.commands import Runner
@@ -24,6 +25,16 @@ from lab.paths import RELEASES
 CHILD_FLAG = "--program-child"
 REGISTRATION_FLAG = "--program-registration"
 PRODUCT = "product"
+
+
+def own_peak_rss_bytes() -> int:
+    """This process's own peak resident memory: the kernel's high-water mark of its
+    address space (VmHWM), which starts anew at exec. `getrusage`'s ru_maxrss does not:
+    it keeps the peak of the process before exec, the benchmark that forked it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _trial_registration(mode: str, cfg: Any, conn: Any) -> Callable[[], Any]:
@@ -124,7 +135,7 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
         resources=sum(registered.values()),
         load_documents_calls=info.hits + info.misses,
         load_documents_parses=info.misses,
-        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        peak_rss_bytes=own_peak_rss_bytes(),
     )
 
 
@@ -136,15 +147,19 @@ def _child(runner: Runner, n: int, registration: str) -> ProgramFigures:
     return ProgramFigures.from_json(json.loads(res.stdout.strip().splitlines()[-1]))
 
 
+def _add(samples: Samples, prefix: str, n: int, got: ProgramFigures,
+         fields: tuple[str, ...]) -> None:
+    for name in fields:
+        samples.add(f"{prefix}{name}_{n}", getattr(got, name))
+
+
 def measure_trial(runner: Runner, samples: Samples, run_no: int) -> None:
     """The ConfigGroup trial's registration paths under the same mocks."""
     for mode in TRIAL_MODES:
         for n in TRIAL_SIZES:
             log(f"run {run_no}: ConfigGroup trial ({mode}) under mocks, {n} spoke(s)")
-            got = _child(runner, n, mode)
-            samples.add(f"program_trial_{mode}_ms_{n}", got.ms)
-            samples.add(f"program_trial_{mode}_resources_{n}", got.resources)
-            samples.add(f"program_trial_{mode}_peak_rss_bytes_{n}", got.peak_rss_bytes)
+            _add(samples, f"program_trial_{mode}_", n, _child(runner, n, mode),
+                 ("ms", "resources", "peak_rss_bytes"))
 
 
 def measure_program(runner: Runner, samples: Samples, sizes: tuple[int, ...],
@@ -152,10 +167,6 @@ def measure_program(runner: Runner, samples: Samples, sizes: tuple[int, ...],
     """The program's own time for each size, each in a fresh process."""
     for n in sizes:
         log(f"run {run_no}: program under mocks, {n} spoke(s)")
-        got = _child(runner, n, PRODUCT)
-        samples.add(f"program_ms_{n}", got.ms)
-        samples.add(f"program_plan_ms_{n}", got.plan_ms)
-        samples.add(f"program_resources_{n}", got.resources)
-        samples.add(f"program_load_documents_calls_{n}", got.load_documents_calls)
-        samples.add(f"program_load_documents_parses_{n}", got.load_documents_parses)
-        samples.add(f"program_peak_rss_bytes_{n}", got.peak_rss_bytes)
+        _add(samples, "program_", n, _child(runner, n, PRODUCT),
+             ("ms", "plan_ms", "resources", "load_documents_calls", "load_documents_parses",
+              "peak_rss_bytes"))

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-from datetime import UTC, datetime
-from types import FrameType
 from typing import Any
 
 from bench.commands import Runner
@@ -31,18 +28,12 @@ from bench.cost.design import (
 )
 from bench.cost.summary import derive, summarise
 from bench.design import BENCHMARKS_MD
-from bench.fresh_lab import fresh_lab, on_own_lab
-from bench.log import log
-from bench.machine import load_average, machine_facts
+from bench.fresh_lab import fresh_lab
+from bench.machine import machine_facts
 from bench.metrics import Samples
+from bench.own_lab import measure_and_write
 from bench.scenarios import Options, Session
 from lab.handle import ensure_lab
-from lab.paths import REPO
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    """A terminated benchmark still tears its lab down (the `finally` runs)."""
-    raise SystemExit(128 + signum)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -98,26 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         report.write(derive({k: v for k, v in stored.items() if not k.startswith("target_")}),
                      RESULTS_JSON, BENCHMARKS_MD)
         return 0
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    load_start = load_average()
-    runner = Runner(COST_LAB)
-    samples = Samples()
-    facts: dict[str, Any] = {}
-
-    def work() -> None:
-        facts.update(measure_all(args, runner, samples))
-
-    if not on_own_lab(runner, work):
-        return 1
-    results = {"date": date, "command": " ".join([report.PROG, *argv]), "runs": args.runs,
-               **facts, "machine_load_start": load_start, "machine_load_end": load_average(),
-               **summarise(samples)}
-    print(report.text_table(results))
-    report.write(results, RESULTS_JSON, BENCHMARKS_MD)
-    log(f"wrote its section of {BENCHMARKS_MD.relative_to(REPO)} and "
-        f"{RESULTS_JSON.relative_to(REPO)}")
-    return 0
+    return measure_and_write(
+        command=" ".join([report.PROG, *argv]), lab_root=COST_LAB,
+        measure=lambda runner, samples: measure_all(args, runner, samples),
+        summarise=summarise, text_table=report.text_table, write=report.write,
+        results_json=RESULTS_JSON, extra={"runs": args.runs})
 
 
 if __name__ == "__main__":
