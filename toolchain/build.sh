@@ -14,6 +14,10 @@
 #                                 resolve every module directory the build reads, in the
 #                                 current GOMODCACHE, and fail on any empty path (CI runs it
 #                                 against an empty module cache)
+#   toolchain/build.sh --stock-provider
+#                                 build (or reuse) pulumi-kubernetes as released, without
+#                                 patch_provider's change, and print its dir (a benchmark
+#                                 holds the two against each other)
 #   toolchain/build.sh --wrappers regenerate the wrapper modules from the pins
 #
 # Module directories always come from `go mod download -json MODULE@VERSION`, which
@@ -224,28 +228,35 @@ patch_provider() {
 # which its module zip does not ship; its own generate.go makes them from the committed
 # schema.json and terraform-mapping.json. The module cache is read-only, so main.go is
 # built from a scratch copy of the wrapper module (outside the repo), against the patched
-# copy of the provider module (patch_provider).
-build_provider() {
-  [ -x "$PLUGINS/pulumi-resource-kubernetes" ] && return 0
-  local work="$OUT/provider-src" pdir start=$SECONDS
-  rm -rf "$work" && mkdir -p "$work/gen" "$work/cmd/pulumi-resource-kubernetes" "$PLUGINS"
+# copy of the provider module (patch_provider), or against the module as released
+# (`--stock-provider`, for the benchmark that holds the two against each other).
+# provider_into DIR patched|stock
+provider_into() {
+  local dest="$1" kind="$2" work="$OUT/provider-src-$2" pdir start=$SECONDS
+  [ -x "$dest/pulumi-resource-kubernetes" ] && return 0
+  rm -rf "$work" && mkdir -p "$work/gen" "$work/cmd/pulumi-resource-kubernetes" "$dest"
   cp "$HERE/modules/pulumi-provider/go.mod" "$HERE/modules/pulumi-provider/go.sum" "$work/"
-  patch_provider "$(provider_dir)" "$work/provider"
-  echo "replace github.com/pulumi/pulumi-kubernetes/provider/v4 => ./provider" >> "$work/go.mod"
-  pdir="$work/provider"
+  pdir="$(provider_dir)"
+  if [ "$kind" = patched ]; then
+    patch_provider "$pdir" "$work/provider"
+    echo "replace github.com/pulumi/pulumi-kubernetes/provider/v4 => ./provider" >> "$work/go.mod"
+    pdir="$work/provider"
+  fi
   install -m 644 "$pdir/cmd/pulumi-resource-kubernetes/main.go" "$work/cmd/pulumi-resource-kubernetes/"
   install -m 644 "$pdir"/cmd/pulumi-resource-kubernetes/{generate.go,schema.json,terraform-mapping.json} "$work/gen/"
-  log "generating the provider's embedded schema"
+  log "generating the provider's embedded schema ($kind)"
   (cd "$work/gen" && VERSION="$PULUMI_KUBERNETES_VERSION" go run ./generate.go \
     && mv schema-embed.json terraform-mapping-embed.json ../cmd/pulumi-resource-kubernetes/)
-  log "building pulumi-resource-kubernetes"
-  (cd "$work" && go build -trimpath -gcflags "$GCFLAGS" -o "$PLUGINS/pulumi-resource-kubernetes.tmp" \
+  log "building pulumi-resource-kubernetes ($kind)"
+  (cd "$work" && go build -trimpath -gcflags "$GCFLAGS" -o "$dest/pulumi-resource-kubernetes.tmp" \
     -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$PULUMI_KUBERNETES_VERSION" \
     ./cmd/pulumi-resource-kubernetes)
-  mv "$PLUGINS/pulumi-resource-kubernetes.tmp" "$PLUGINS/pulumi-resource-kubernetes"
+  mv "$dest/pulumi-resource-kubernetes.tmp" "$dest/pulumi-resource-kubernetes"
   rm -rf "$work"
-  log "built pulumi-resource-kubernetes in $((SECONDS - start))s"
+  log "built pulumi-resource-kubernetes ($kind) in $((SECONDS - start))s"
 }
+
+build_provider() { provider_into "$PLUGINS" patched; }
 
 # Installs the provider into the toolchain's Pulumi home as the released plugin
 # kubernetes v$PULUMI_KUBERNETES_VERSION (what the Python SDK asks for).
@@ -328,7 +339,9 @@ case "${1:-}" in
   --home) echo "$PULUMI_HOME_DIR" ;;
   --operator) echo "$OPERATOR_DIR" ;;
   --check-downloads) check_downloads ;;
+  --stock-provider) provider_into "$OUT/stock-provider" stock >&2 && echo "$OUT/stock-provider" ;;
   --wrappers) gen_wrappers ;;
   "") main ;;
-  *) echo "usage: $0 [--print|--home|--operator|--check-downloads|--wrappers]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--print|--home|--operator|--check-downloads|--stock-provider|--wrappers]" >&2
+     exit 2 ;;
 esac

@@ -15,7 +15,15 @@ from bench.commands import Runner
 from bench.cost import measure
 from bench.fresh_lab import fresh_lab
 from bench.levers import report
-from bench.levers.design import LEVERS, LEVERS_LAB, PAIRS, RESULTS_JSON, SPOKES
+from bench.levers.design import (
+    LEVERS,
+    LEVERS_LAB,
+    PAIRS,
+    RESULTS_JSON,
+    SPOKES,
+    TOOLCHAIN_SCRIPT,
+    stock_provider,
+)
 from bench.levers.summary import summarise
 from bench.log import log
 from bench.machine import machine_facts
@@ -42,10 +50,14 @@ def measure_all(pairs: int, runner: Runner, samples: Samples) -> dict[str, Any]:
     try:
         stack = session.stack(lab, "levers")
         facts = machine_facts(lab.bin, stack.env)
+        stock = runner.run([str(TOOLCHAIN_SCRIPT), "--stock-provider"], stack.env)
+        if not stock.ok:
+            raise stock.fail("toolchain/build.sh --stock-provider")
+        levers = [*LEVERS, stock_provider(stock.stdout.strip(), stack.env["PATH"])]
         for pair in range(1, pairs + 1):
             log(f"pair {pair} of {pairs}")
             measure.one_stack(lab, stack, samples, SPOKES, "default")
-            for lever in LEVERS:
+            for lever in levers:
                 measure.with_variant(lab, stack, samples, lever, SPOKES, prefix="lever")
     finally:
         session.drop_stacks()

@@ -3,12 +3,15 @@ settings tried and how many pairs of runs."""
 
 from __future__ import annotations
 
+import os
+
 from bench.cost.design import Variant
 from lab.paths import REPO
 
 # Its own lab: never the tests' `.lab/` nor another benchmark's.
 LEVERS_LAB = REPO / ".lab-bench-levers"
 RESULTS_JSON = REPO / "bench" / "levers-results.json"
+TOOLCHAIN_SCRIPT = REPO / "toolchain" / "build.sh"
 SECTION = "levers"
 SPOKES = 1
 PAIRS = 3  # each setting runs beside the defaults this many times, in turn
@@ -23,3 +26,18 @@ LEVERS = (
             "defaults are 50 and 120)",
             env={"PULUMI_K8S_CLIENT_QPS": "1000", "PULUMI_K8S_CLIENT_BURST": "2000"}),
 )
+
+
+STOCK_PROVIDER = Variant(
+    "stock-provider", "pulumi-kubernetes 4.25.0 as released (`toolchain/build.sh "
+    "--stock-provider`), found first on PATH: it drops its OpenAPI schema after each CRD it "
+    "creates; the defaults are the toolchain's build without that drop (patch_provider)")
+# Every setting the report shows, in order: LEVERS, then the stock provider, whose PATH
+# is known only once the toolchain has built it.
+REPORTED = (*LEVERS, STOCK_PROVIDER)
+
+
+def stock_provider(stock_dir: str, path: str) -> Variant:
+    """STOCK_PROVIDER with its directory first on PATH."""
+    return Variant(STOCK_PROVIDER.name, STOCK_PROVIDER.what,
+                   env={"PATH": stock_dir + os.pathsep + path})

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cost.design import OPERATIONS
-from bench.levers.design import LEVERS, SECTION, SPOKES
+from bench.levers.design import REPORTED, SECTION, SPOKES
 from bench.levers.summary import default_key, lever_key
 from bench.report import fmt
 from bench.sections import replace_section
@@ -29,7 +29,7 @@ def table(results: dict[str, Any]) -> list[str]:
                            (default_key(op, "s"), default_key(op, "cpu_s"),
                             default_key(op, "spokes_cpu_s")))
         lines.append(f"| defaults | {op} | {cells} | |")
-    for lever in LEVERS:
+    for lever in REPORTED:
         for op in OPERATIONS:
             keys = [lever_key(lever.key, op, f) for f in ("s", "cpu_s", "spokes_cpu_s")]
             cells = " | ".join(fmt(k, results.get(k)) for k in keys)
@@ -50,7 +50,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         *table(results),
         "",
-        *[f"- `{lever.name}`: {lever.what}." for lever in LEVERS],
+        *[f"- `{lever.name}`: {lever.what}." for lever in REPORTED],
     ]
     return "\n".join(lines) + "\n"
 

@@ -8,7 +8,7 @@ import statistics
 from typing import Any
 
 from bench.cost.design import OPERATIONS
-from bench.levers.design import FIGURES, LEVERS
+from bench.levers.design import FIGURES, REPORTED
 from bench.metrics import Samples
 
 
@@ -27,7 +27,7 @@ def paired_ratio(mine: list[float], base: list[float]) -> float | None:
 
 def summarise(samples: Samples) -> dict[str, Any]:
     out: dict[str, Any] = {key: samples.median(key) for key in sorted(samples.values)}
-    for lever in LEVERS:
+    for lever in REPORTED:
         for op in OPERATIONS:
             for figure in FIGURES:
                 mine = samples.values.get(lever_key(lever.key, op, figure)) or []
