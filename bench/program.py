@@ -48,15 +48,17 @@ def _trial_registration(mode: str, cfg: Any, conn: Any) -> Callable[[], Any]:
     plan_seconds = [0.0]
 
     def run() -> Any:
-        anchors = []
+        urns = []
         for entry in cfg.fleet:
             start = time.perf_counter()
             plans = planning.plan_spoke(entry.serving, entry.eventing, cfg.release_base, {})
             plan_seconds[0] += time.perf_counter() - start
-            provider = k8s.Provider(entry.name, kubeconfig=pulumi.Output.secret(conn.server),
+            kubeconfig = json.dumps({"clusters": [{"name": entry.name,
+                                                   "cluster": {"server": conn.server}}]})
+            provider = k8s.Provider(entry.name, kubeconfig=pulumi.Output.secret(kubeconfig),
                                     enable_server_side_apply=True)
-            anchors.extend(r.urn for r in register(entry.name, plans, provider, mode))
-        return pulumi.Output.all(*anchors)
+            urns.extend(r.urn for r in register(entry.name, plans, provider, mode))
+        return pulumi.Output.all(*urns)
 
     run.plan_seconds = plan_seconds  # type: ignore[attr-defined]
     return run
