@@ -22,8 +22,6 @@ from components.spoke import _applied
 from knative import manifests
 from knative.plan import InstallPlan
 
-MODES = TRIAL_MODES
-
 
 def _stream(objs: list[dict]) -> str:
     return "\n---\n".join(json.dumps(o, sort_keys=True) for o in objs)
@@ -32,8 +30,8 @@ def _stream(objs: list[dict]) -> str:
 def register(spoke: str, plans: Iterable[InstallPlan], provider: k8s.Provider,
              mode: str = "objs") -> list[pulumi.Resource]:
     """Every stage of every plan as a ConfigGroup (the anchor as a ConfigMap)."""
-    if mode not in MODES:
-        raise ValueError(f"registration mode {mode!r}: one of {', '.join(MODES)}")
+    if mode not in TRIAL_MODES:
+        raise ValueError(f"registration mode {mode!r}: one of {', '.join(TRIAL_MODES)}")
     registered: list[pulumi.Resource] = []
     for plan in plans:
         done: dict[str, list[pulumi.Resource]] = {}
