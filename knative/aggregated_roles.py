@@ -117,9 +117,17 @@ def settled(aggregated: Mapping[str, Any], live_roles: Iterable[Mapping[str, Any
 def is_controller_recreation(obj: Mapping[str, Any]) -> bool:
     """A ClusterRole that only the aggregation controller ever wrote: no aggregation rule,
     no label of this product, every field owned by the controller. That is what its late
-    apply leaves behind after the install's role was deleted, and nothing else is."""
+    apply leaves behind after the install's role was deleted, and nothing else is.
+
+    When the controller's cache had already seen every feeder go, its late apply carries
+    no rules: the role it creates owns no field, so the API server keeps no managedFields
+    entry at all, and `rules` is null. Such a role (no rules, no labels, no annotations,
+    no manager) grants nothing and is counted as a re-creation too."""
     meta = obj.get("metadata") or {}
     if obj.get("aggregationRule") or (meta.get("labels") or {}).get(MANAGED_BY_LABEL):
         return False
     managers = {f.get("manager") for f in meta.get("managedFields") or []}
-    return managers == {CONTROLLER_FIELD_MANAGER}
+    if managers == {CONTROLLER_FIELD_MANAGER}:
+        return True
+    return (not managers and not obj.get("rules") and not meta.get("labels")
+            and not meta.get("annotations"))

@@ -4,7 +4,8 @@ by the kube-controller-manager from its cache, and a late write after their dele
 creates them anew.
 
 Two proofs: a deterministic one (a watcher that re-applies every aggregated role of
-the install right after its delete, as the controller does from a stale cache), and
+the install right after its delete, as the controller does from a stale cache: with
+the rules it last had, and with none, which leaves a role with no manager at all), and
 a timing one (install -> destroy five times on both spokes, each destroy with three
 busy processes per core and the spokes' own controller-managers at nice 19)."""
 
@@ -61,11 +62,12 @@ def install(stack: FleetStack) -> None:
     assert res.ok, res.out
 
 
+@pytest.mark.parametrize("emptied", [False, True], ids=["last-rules", "no-rules"])
 def test_destroy_wins_against_a_stale_aggregation_controller(
-        lab: Lab, stack: FleetStack, before: dict) -> None:
+        lab: Lab, stack: FleetStack, before: dict, emptied: bool) -> None:
     install(stack)
     with ExitStack() as watchers:
-        recreated = [watchers.enter_context(stale_aggregation_controller(s.api()))
+        recreated = [watchers.enter_context(stale_aggregation_controller(s.api(), emptied))
                      for s in lab.spokes]
         start = time.monotonic()
         res = stack.destroy()

@@ -7,18 +7,21 @@ tests/support/parity.py compares the installs; this module only gathers them.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import subprocess
+import uuid
 from pathlib import Path
 
 import yaml
 from kubernetes import client
 
+from knative.aggregated_roles import is_controller_recreation
 from lab.handle import Lab
 from lab.idempotent import delete_if_present
 from lab.operator import release_orphaned, remove_operator
-from lab.wait import wait_for
+from lab.wait import WaitTimeout, wait_for
 from review.fields import lookup, parse_path
 from tests.support import parity
 from tests.support.snapshot import objects
@@ -100,35 +103,65 @@ def clean_spoke(lab: Lab, api: client.ApiClient,
     delete_namespaces(api, namespaces)
 
 
-AGGREGATION_MANAGER = "clusterrole-aggregation-controller"
+def delete_resurrected_roles(api: client.ApiClient, timeout: float = 120) -> list[str]:
+    """Deletes the ClusterRoles Kubernetes' aggregation controller re-created after an
+    install was deleted, and returns their names. The controller writes an aggregated
+    role's rules with server-side apply, which creates the role when it is gone: a role
+    still in its cache when the roles it aggregates went comes back bare (no labels, no
+    aggregationRule; only that manager, or no manager and `rules: null` when it had
+    already seen every feeder go), and an install on the spoke afterwards would find it
+    there. The Knative Operator cannot install over the empty one at all (its
+    AggregationRuleTransform fails on `rules: null`, on every reconcile).
 
-
-def delete_resurrected_roles(api: client.ApiClient, timeout: float = 60) -> list[str]:
-    """Deletes the aggregated ClusterRoles Kubernetes' aggregation controller re-created
-    after an install was deleted, and returns their names. The controller writes an
-    aggregated role's rules with server-side apply, which creates the role when it is
-    gone: a role still in its cache when the roles it aggregates went comes back, bare
-    (no labels, no aggregationRule, only that manager), and an install on the spoke
-    afterwards would find it there and update it instead of creating it. Settled when
-    none has been seen in three looks in a row."""
+    Settled by a barrier on the controller, not by waiting a while: a probe aggregated
+    role and its feeder are created after the deletes, and once the controller has
+    written the probe's rules its cache holds every delete before them; a last look then
+    finds nothing new (or the round repeats)."""
     rbac = client.RbacAuthorizationV1Api(api)
     deleted: list[str] = []
-    quiet = 0
 
-    def settled() -> bool:
-        nonlocal quiet
-        found = [r.metadata.name for r in rbac.list_cluster_role().items
-                 if r.metadata.managed_fields and {m.manager for m in r.metadata.managed_fields}
-                 == {AGGREGATION_MANAGER}]
+    def sweep() -> list[str]:
+        found = [r["metadata"]["name"] for r in api.sanitize_for_serialization(
+                 rbac.list_cluster_role()).get("items") or []
+                 if is_controller_recreation(r)]
         for name in found:
             delete_if_present(rbac.delete_cluster_role, name)
         deleted.extend(found)
-        quiet = 0 if found else quiet + 1
-        return quiet >= 3
+        return found
 
-    wait_for(settled, timeout, interval=1,
+    def round_quiet() -> bool:
+        sweep()
+        controller_barrier(rbac)
+        return not sweep()
+
+    wait_for(round_quiet, timeout, interval=0,
              what="no ClusterRole re-created by the aggregation controller")
     return deleted
+
+
+def controller_barrier(rbac: client.RbacAuthorizationV1Api, timeout: float = 60) -> None:
+    """Returns once the aggregation controller has handled a role change made now: a
+    probe feeder and a probe aggregated role, created, aggregated, then deleted (the
+    feeder first, then the aggregate once the controller emptied it, so the probe itself
+    is never re-created)."""
+    tag = uuid.uuid4().hex[:8]
+    label = {"knative-fleet.test/aggregation-probe": tag}
+    feeder, aggregate = f"kf-probe-feeder-{tag}", f"kf-probe-aggregate-{tag}"
+    rule = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}
+    rbac.create_cluster_role({"metadata": {"name": feeder, "labels": label},
+                              "rules": [rule]})
+    rbac.create_cluster_role({"metadata": {"name": aggregate},
+                              "aggregationRule": {"clusterRoleSelectors": [
+                                  {"matchLabels": label}]}})
+    try:
+        wait_for(lambda: rbac.read_cluster_role(aggregate).rules, timeout,
+                 what=f"the aggregation controller filled {aggregate}")
+    finally:
+        delete_if_present(rbac.delete_cluster_role, feeder)
+        with contextlib.suppress(WaitTimeout):
+            wait_for(lambda: not rbac.read_cluster_role(aggregate).rules, timeout,
+                     what=f"the aggregation controller emptied {aggregate}")
+        delete_if_present(rbac.delete_cluster_role, aggregate)
 
 
 def delete_namespaces(api: client.ApiClient, namespaces: tuple[str, ...]) -> None:

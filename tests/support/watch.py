@@ -102,31 +102,40 @@ class Recreations:
 
 
 @contextmanager
-def stale_aggregation_controller(api: client.ApiClient) -> Iterator[Recreations]:
-    """What the ClusterRole aggregation controller does from a stale informer cache,
-    every time: right after an aggregated ClusterRole of the install is deleted, apply
-    it again by name with the rules it last had (field manager
-    `clusterrole-aggregation-controller`, force), which creates it anew."""
+def stale_aggregation_controller(api: client.ApiClient,
+                                 emptied: bool = False) -> Iterator[Recreations]:
+    """What the ClusterRole aggregation controller does from a stale informer cache: it
+    applies an aggregated role by name (field manager `clusterrole-aggregation-controller`,
+    force) on a ClusterRole event, which creates the role anew when it is gone.
+
+    By default, once per role, right after the install's role is deleted, with the rules
+    it last had. `emptied`: its cache saw every feeder go but not the role, so it applies
+    no rules (the role comes back with no manager at all), and it stays stale for one
+    more event: the delete of that bare role brings it back once more."""
     rbac = client.RbacAuthorizationV1Api(api)
     last_rules: dict[str, list] = {}
     done = Recreations()
+    times = 2 if emptied else 1
+
+    def apply(name: str) -> None:
+        rules = [] if emptied else last_rules.get(name, [])
+        body = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": name}}
+        if rules:  # as the controller's apply configuration: no rules, no field
+            body["rules"] = rules
+        rbac.patch_cluster_role(name, body, field_manager=CONTROLLER_FIELD_MANAGER,
+                                force=True, _content_type="application/apply-patch+yaml")
+        done.applied.append(name)
 
     def on_event(event: dict) -> None:
         obj = event["raw_object"]
-        meta = obj["metadata"]
-        ours = (meta.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
-        if not (ours and is_aggregated(obj)):
-            return
-        if event["type"] in ("ADDED", "MODIFIED"):
-            last_rules[meta["name"]] = obj.get("rules") or []
-            return
-        if event["type"] == "DELETED":
-            body = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                    "metadata": {"name": meta["name"]},
-                    "rules": last_rules.get(meta["name"], obj.get("rules") or [])}
-            rbac.patch_cluster_role(meta["name"], body, field_manager=CONTROLLER_FIELD_MANAGER,
-                                    force=True, _content_type="application/apply-patch+yaml")
-            done.applied.append(meta["name"])
+        name = obj["metadata"]["name"]
+        ours = (obj["metadata"].get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
+        if ours and is_aggregated(obj) and event["type"] in ("ADDED", "MODIFIED"):
+            last_rules[name] = obj.get("rules") or []
+        elif (event["type"] == "DELETED" and name in last_rules
+              and done.applied.count(name) < times):
+            apply(name)
 
     with _watching(rbac.list_cluster_role, on_event):
         yield done

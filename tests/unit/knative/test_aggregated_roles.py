@@ -87,6 +87,18 @@ def test_recreation_is_only_what_the_controller_alone_wrote() -> None:
     assert not is_controller_recreation(users)
 
 
+def test_an_empty_recreation_counts_and_an_empty_role_someone_labelled_does_not() -> None:
+    # What the API server stores for the controller's apply without rules: no manager.
+    empty = {"metadata": {"name": "r", "uid": "u"}, "rules": None}
+    assert is_controller_recreation(empty)
+    labelled = {"metadata": {"name": "r", "labels": {"team": "a"}}, "rules": None}
+    assert not is_controller_recreation(labelled)
+    annotated = {"metadata": {"name": "r", "annotations": {"a": "b"}}, "rules": None}
+    assert not is_controller_recreation(annotated)
+    granting = {"metadata": {"name": "r"}, "rules": [R1]}
+    assert not is_controller_recreation(granting)
+
+
 def test_release_feeders_span_serving_and_eventing() -> None:
     plans = planning.plan_spoke(ServingSpec(version="1.23"), EventingSpec(version="1.23"),
                                 RELEASE_BASE, {})
