@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -37,6 +38,17 @@ FAKE_NODES = 2
 NO_WEBHOOK_ADMISSION = (
     "kube-apiserver=disable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook"
 )
+# kwokctl picks each component's port free when it writes the cluster's config; a second
+# kwokctl starting beside it (another lab, a test run) can take that port before the
+# component binds it. Then a component cannot listen, or this cluster's client reaches the
+# other cluster's apiserver and refuses its certificate. Creating anew picks new ports.
+PORT_RACE_SIGNS = ("address already in use", "x509:", "certificate signed by unknown authority")
+CREATE_ATTEMPTS = 3
+
+
+def lost_a_port_race(output: str) -> bool:
+    """Whether kwokctl's output says a port it picked was taken by another process."""
+    return any(sign in output for sign in PORT_RACE_SIGNS)
 
 
 def answers(kubeconfig: str | Path) -> bool:
@@ -76,11 +88,24 @@ class Kwok:
         return self.lab.kubeconfig(name)
 
     def create(self, name: str) -> float:
-        """Creates cluster `name` with fake nodes; returns the seconds it took."""
+        """Creates cluster `name` with fake nodes; returns the seconds it took. A create
+        that lost a port to another process is deleted and made again."""
         start = time.monotonic()
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            try:
+                self._create_once(name)
+                break
+            except RuntimeError as exc:
+                if attempt == CREATE_ATTEMPTS or not lost_a_port_race(str(exc)):
+                    raise
+                print(f"lab: cluster {name} lost a port to another process (attempt "
+                      f"{attempt} of {CREATE_ATTEMPTS}); creating it again", file=sys.stderr)
+                self.delete(name)
+        return time.monotonic() - start
+
+    def _create_once(self, name: str) -> None:
         config = self.lab.kwokctl_config
         config.write_text(KWOKCTL_CONFIG)
-        kubeconfig = self.kubeconfig_path(name)
         self.run(
             "create", "cluster", "--name", name, "--runtime", "binary",
             "--config", str(config),
@@ -89,12 +114,11 @@ class Kwok:
             "--kube-scheduler-binary", str(self.bin / "kube-scheduler"),
             "--kwok-controller-binary", str(self.bin / "kwok"),
             "--etcd-binary", str(self.bin / "etcd"),
-            "--kubeconfig", str(kubeconfig),
+            "--kubeconfig", str(self.kubeconfig_path(name)),
             "--extra-args", NO_WEBHOOK_ADMISSION,
             "--wait", "3m",
         )
         self.run("scale", "node", "--name", name, "--replicas", str(FAKE_NODES))
-        return time.monotonic() - start
 
     def start(self, name: str) -> None:
         self.run("start", "cluster", "--name", name, "--wait", "3m")
