@@ -6,6 +6,10 @@ from core.profiling import profile_if_asked
 
 profile_if_asked()  # KNATIVE_FLEET_PROFILE=FILE: the program's CPU profile (README, "Benchmarks")
 
+from core.sdk_debug import quiet_sdk_debug  # noqa: E402
+
+quiet_sdk_debug()  # KNATIVE_FLEET_SDK_DEBUG=1 keeps them (README, "Debug output and caches")
+
 import pulumi  # noqa: E402 - imported inside the profile when one is asked for
 
 from components.fleet import deploy  # noqa: E402

@@ -18,6 +18,7 @@ from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE, VERSION_LABEL
 
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files
+from .json_reads import get_json
 
 
 @contextlib.contextmanager
@@ -55,13 +56,14 @@ class SpokeFacts:
     installed: dict[str, str]  # install namespace -> Knative version this product runs there
 
 
-def installed_version(apps: client.AppsV1Api, namespace: str) -> str | None:
+def installed_version(api: client.ApiClient, namespace: str) -> str | None:
     """The release version of this product's Deployments in `namespace` (the oldest,
     if an upgrade was interrupted half way), or None when it installed nothing there."""
     selector = f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}"
-    items = apps.list_namespaced_deployment(namespace, label_selector=selector,
-                                            _request_timeout=10).items
-    versions = {(d.metadata.labels or {}).get(VERSION_LABEL) for d in items}
+    items = get_json(api, f"/apis/apps/v1/namespaces/{namespace}/deployments",
+                     {"labelSelector": selector}).get("items") or []
+    versions = {((d.get("metadata") or {}).get("labels") or {}).get(VERSION_LABEL)
+                for d in items}
     versions.discard(None)
     parsed = [v for v in versions if v and re.fullmatch(r"v?\d+\.\d+\.\d+", v)]
     if not parsed:
@@ -75,16 +77,15 @@ def read_spoke_facts(
     """Which of the install namespaces `names` exist, and what runs in them."""
     facts = SpokeFacts(namespaces={}, installed={})
     with spoke_api_client(conn, credential) as api:
-        core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
         for name in names:
             try:
-                ns = core.read_namespace(name, _request_timeout=10)
+                ns = get_json(api, f"/api/v1/namespaces/{name}")
             except ApiException as exc:
                 if exc.status == 404:
                     continue
                 raise
-            facts.namespaces[name] = dict(ns.metadata.labels or {})
-            version = installed_version(apps, name)
+            facts.namespaces[name] = dict((ns.get("metadata") or {}).get("labels") or {})
+            version = installed_version(api, name)
             if version:
                 facts.installed[name] = version
     return facts

@@ -32,6 +32,7 @@ from typing import IO, Literal
 import yaml
 
 from core.errors import ReleaseError
+from knative import parsed_cache
 
 DEFAULT_BASE = "https://github.com"
 FETCH_TIMEOUT_SECONDS = 60
@@ -437,6 +438,15 @@ def _flatten(doc: object, url: str, index: int) -> list[dict]:
     return [doc]
 
 
+def _parse_yaml(raw: bytes) -> list:
+    try:
+        return list(yaml.load_all(raw, Loader=_Loader))
+    except yaml.composer.ComposerError as exc:
+        if "duplicate anchor" not in str(exc):
+            raise
+        return list(yaml.load_all(raw, Loader=_RedefinableAnchorLoader))
+
+
 @functools.lru_cache(maxsize=256)
 def load_documents(url: str) -> tuple[dict, ...]:
     """The Kubernetes objects of one release file, read and parsed once per URL.
@@ -446,12 +456,7 @@ def load_documents(url: str) -> tuple[dict, ...]:
     """
     raw = _read(url)
     try:
-        try:
-            docs = list(yaml.load_all(raw, Loader=_Loader))
-        except yaml.composer.ComposerError as exc:
-            if "duplicate anchor" not in str(exc):
-                raise
-            docs = list(yaml.load_all(raw, Loader=_RedefinableAnchorLoader))
+        docs = parsed_cache.parsed(raw, _parse_yaml)
     except yaml.YAMLError as exc:
         raise ReleaseError(
             f"Knative release file {url} is not valid YAML: {exc}. {_hint(url)}"
