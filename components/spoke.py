@@ -137,9 +137,15 @@ class Spoke(pulumi.ComponentResource):
                     if stage.after else list(self._roots))
             if stage.name == "anchor":
                 (obj,) = stage.objects
-                anchor = self._raw(spoke, obj, depends_on=deps)
-                owner = anchor.metadata.apply(  # type: ignore[attr-defined] - a raw output
-                    functools.partial(_owner_reference, obj["metadata"]["name"]))
+                # Typed, unlike the other objects: its `metadata.uid` is an output of its
+                # own, unknown in a preview until the anchor exists (a raw resource's
+                # `metadata` comes back known there, without a uid).
+                anchor = k8s.core.v1.ConfigMap(
+                    _name(spoke, obj), metadata=_applied(obj)["metadata"],
+                    opts=self._opts(depends_on=deps))
+                self.registered.append(anchor)
+                owner = anchor.metadata.uid.apply(
+                    functools.partial(manifests.owner_reference, obj["metadata"]["name"]))
                 resources: list[pulumi.Resource] = [anchor]
             elif stage.owned:
                 assert owner is not None, "owned stages come after the anchor"
@@ -178,12 +184,6 @@ APPLY_ANNOTATIONS = {
     "pulumi.com/patchFieldManager": "knative-fleet",
     "pulumi.com/patchForce": "true",
 }
-
-
-def _owner_reference(anchor_name: str, metadata: dict) -> dict:
-    """The anchor's live metadata (its raw resource's `metadata` output) as the owner
-    reference of the install's namespaced objects."""
-    return manifests.owner_reference(anchor_name, metadata["uid"])
 
 
 def _applied(obj: dict) -> dict:
