@@ -1,10 +1,10 @@
 """Parsed release files kept on disk, by the hash of their bytes.
 
-Parsing the YAML of one spoke's release files (Serving, Eventing and an ingress,
-about 270 documents) takes about 0.7 s of every `pulumi up` and `pulumi preview`,
-before the first resource registers. The same bytes always parse to the same
-documents, so their JSON is kept at `$KNATIVE_FLEET_CACHE/releases-parsed/<sha256>.json`
-(default `~/.cache/knative-fleet`), which loads about ten times faster. A document
+Parsing the YAML of one spoke's release files (Serving, Eventing and Kourier 1.23:
+11 files, 259 documents) took 0.48 s of every `pulumi up` and `pulumi preview`, before
+the first resource registers. The same bytes always parse to the same documents, so
+their JSON is kept at `$KNATIVE_FLEET_CACHE/releases-parsed/<sha256>.json` (default
+`~/.cache/knative-fleet`), which loaded the same files in 0.02 s. A document
 set that JSON would change (a YAML date, a non-string key) is not kept; a cache that
 cannot be read or written is passed by: the release is parsed as before.
 """
