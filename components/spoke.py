@@ -137,15 +137,9 @@ class Spoke(pulumi.ComponentResource):
                     if stage.after else list(self._roots))
             if stage.name == "anchor":
                 (obj,) = stage.objects
-                # Typed, unlike the other objects: its `metadata.uid` is an output of its
-                # own, unknown in a preview until the anchor exists (a raw resource's
-                # `metadata` comes back known there, without a uid).
-                anchor = k8s.core.v1.ConfigMap(
-                    _name(spoke, obj), metadata=_applied(obj)["metadata"],
-                    opts=self._opts(depends_on=deps))
-                self.registered.append(anchor)
-                owner = anchor.metadata.uid.apply(
-                    functools.partial(manifests.owner_reference, obj["metadata"]["name"]))
+                anchor = self._raw(spoke, obj, depends_on=deps)
+                owner = pulumi.Output.all(anchor.id, anchor.metadata).apply(  # type: ignore[attr-defined]
+                    functools.partial(_owner_reference, obj["metadata"]["name"]))
                 resources: list[pulumi.Resource] = [anchor]
             elif stage.owned:
                 assert owner is not None, "owned stages come after the anchor"
@@ -174,6 +168,14 @@ class Spoke(pulumi.ComponentResource):
             return self._aggregated[obj["metadata"]["name"]]
         return self._raw(spoke, obj, ignore_changes=_server_owned(obj),
                          depends_on=[*deps, *self._guards_of.get(_cluster_role_name(obj), [])])
+
+
+def _owner_reference(anchor_name: str, id_and_metadata: list) -> dict:
+    """The anchor's live uid as the owner reference of the install's namespaced objects.
+    Gated on the anchor's id: in a preview that creates the anchor, its id is unknown and
+    so is the reference, while its raw `metadata` output is the input, without a uid."""
+    _, metadata = id_and_metadata
+    return manifests.owner_reference(anchor_name, metadata.get("uid"))
 
 
 # One field manager for every stack and every reinstall: CRDs kept by an earlier

@@ -1,0 +1,56 @@
+"""The anchor's uid as the owner of the install's objects, in a preview that creates the
+anchor: its id is unknown there and its raw `metadata` output is the input, without a
+uid, so the owner reference must stay unknown rather than fail or carry no uid."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components import fleet as fleet_mod
+from config.fleet import parse_fleet_config
+from knative import plan as planning
+from lab.paths import RELEASES
+from tests.support.factories import spoke_connection
+
+ANCHOR = "spoke-a:knative-serving/knativeserving-knative-serving-root-owner"
+OWNED = "spoke-a:knative-serving/activator"
+SEEN: dict[str, dict] = {}
+
+
+class PreviewOfANewSpoke(pulumi.runtime.Mocks):
+    """A preview's creates: no id, outputs are the inputs (no uid in the anchor's metadata)."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        SEEN[args.name] = args.inputs
+        return "", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+def test_owned_objects_wait_for_an_anchor_that_a_preview_creates(monkeypatch):
+    SEEN.clear()
+    pulumi.runtime.set_mocks(PreviewOfANewSpoke(), preview=True)
+    cfg = parse_fleet_config({
+        "releaseBase": f"file://{RELEASES}",
+        "fleet": [{"name": "spoke-a", "clusterProfileRef": {"name": "a", "namespace": "f"},
+                   "serving": {"version": "1.23"}}],
+    })
+
+    def fake_resolve(cfg, entries, *_):
+        return [fleet_mod.SpokeResult(
+            entry=e, connection=spoke_connection(), server_version="v1.36.3",
+            plans=planning.plan_spoke(e.serving, e.eventing, cfg.release_base, {}))
+            for e in entries]
+
+    monkeypatch.setattr(fleet_mod, "resolve_fleet", fake_resolve)
+
+    @pulumi.runtime.test
+    def program():
+        fleet_mod.deploy(cfg)
+
+    program()  # returns once every registration is done
+    assert "uid" not in SEEN[ANCHOR]["metadata"]
+    refs = SEEN[OWNED]["metadata"].get("ownerReferences")
+    # unknown in a preview: no reference that names a uid of None reaches the engine
+    assert not any(isinstance(r, dict) and r.get("uid") is None for r in refs or []), refs
