@@ -10,6 +10,10 @@ from core.sdk_debug import quiet_sdk_debug  # noqa: E402
 
 quiet_sdk_debug()  # KNATIVE_FLEET_SDK_DEBUG=1 keeps them (README, "Debug output and caches")
 
+from core.sdk_outputs_wait import use_linear_wait  # noqa: E402
+
+use_linear_wait()  # KNATIVE_FLEET_SDK_WAIT=sdk keeps the SDK's (README, "Debug output and caches")
+
 import pulumi  # noqa: E402 - imported inside the profile when one is asked for
 
 from components.fleet import deploy  # noqa: E402

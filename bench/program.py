@@ -70,7 +70,12 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
     (planning, rendering, every resource registration) is the program's own code."""
     import pulumi
     import pulumi_kubernetes  # noqa: F401 - imported before the clock starts
-    import pulumi_kubernetes.core.v1  # noqa: F401
+
+    from core.sdk_debug import quiet_sdk_debug
+    from core.sdk_outputs_wait import use_linear_wait
+
+    quiet_sdk_debug()  # as __main__ does
+    use_linear_wait()
 
     from access import SpokeConnection
     from components import fleet as fleet_mod
