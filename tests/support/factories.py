@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from access import SpokeConnection
 
 
@@ -28,3 +30,15 @@ def deployment(generation: int = 2, observed: int = 2, replicas: int = 1,
                        {"type": "Progressing", "status": "True",
                         "reason": progressing_reason, "message": "rs progressing"}]},
     }
+
+
+def resolved_and_planned(cfg: Any, entries: list[Any], *_: object) -> list[Any]:
+    """`components.fleet.resolve_fleet` without a hub: every entry reached at
+    `spoke_connection()` on Kubernetes 1.36, and planned from the release files."""
+    from components import fleet as fleet_mod
+    from knative import plan as planning
+
+    return [fleet_mod.SpokeResult(
+        entry=e, connection=spoke_connection(), server_version="v1.36.3",
+        plans=planning.plan_spoke(e.serving, e.eventing, cfg.release_base, {}))
+        for e in entries]

@@ -8,9 +8,8 @@ import pulumi
 
 from components import fleet as fleet_mod
 from config.fleet import parse_fleet_config
-from knative import plan as planning
 from lab.paths import RELEASES
-from tests.support.factories import spoke_connection
+from tests.support.factories import resolved_and_planned
 
 ANCHOR = "spoke-a:knative-serving/knativeserving-knative-serving-root-owner"
 OWNED = "spoke-a:knative-serving/activator"
@@ -37,13 +36,7 @@ def test_owned_objects_wait_for_an_anchor_that_a_preview_creates(monkeypatch):
                    "serving": {"version": "1.23"}}],
     })
 
-    def fake_resolve(cfg, entries, *_):
-        return [fleet_mod.SpokeResult(
-            entry=e, connection=spoke_connection(), server_version="v1.36.3",
-            plans=planning.plan_spoke(e.serving, e.eventing, cfg.release_base, {}))
-            for e in entries]
-
-    monkeypatch.setattr(fleet_mod, "resolve_fleet", fake_resolve)
+    monkeypatch.setattr(fleet_mod, "resolve_fleet", resolved_and_planned)
 
     @pulumi.runtime.test
     def program():

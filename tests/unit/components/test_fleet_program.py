@@ -16,7 +16,7 @@ from config.fleet import parse_fleet_config
 from core.errors import ReleaseError, TransformError
 from knative import plan as planning
 from lab.paths import RELEASES
-from tests.support.factories import spoke_connection
+from tests.support.factories import resolved_and_planned, spoke_connection
 
 REGISTERED: list[tuple[str, str, dict, pulumi.ResourceOptions | None]] = []
 
@@ -51,13 +51,7 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatc
     REGISTERED.clear()
     pulumi.runtime.set_mocks(Mocks(), preview=False)
 
-    def fake_resolve(cfg, entries, *_):
-        return [fleet_mod.SpokeResult(
-            entry=e, connection=spoke_connection(), server_version="v1.36.3",
-            plans=planning.plan_spoke(e.serving, e.eventing, cfg.release_base, {}))
-            for e in entries]
-
-    monkeypatch.setattr(fleet_mod, "resolve_fleet", fake_resolve)
+    monkeypatch.setattr(fleet_mod, "resolve_fleet", resolved_and_planned)
     spokes = fleet_mod.deploy(fleet_cfg)
 
     def check(_):
