@@ -48,9 +48,10 @@ def samples_from(results: dict[str, Any]) -> Samples:
     spokes = results["peak_rss_spokes"]
     samples.rss[f"growth_{spokes}"].append(
         RssPeak({kind: results[f"peak_rss_bytes_{kind}"] for kind in RSS_KINDS}))
-    one = results["peak_rss_bytes_total"] - (spokes - 1) * results[
-        "peak_rss_bytes_per_extra_spoke"]
-    samples.rss["growth_1"].append(RssPeak({"total": round(one)}))
+    if spokes > 1:  # a run with the growth measurements (not --quick)
+        one = results["peak_rss_bytes_total"] - (spokes - 1) * results[
+            "peak_rss_bytes_per_extra_spoke"]
+        samples.rss["growth_1"].append(RssPeak({"total": round(one)}))
     return samples
 
 
@@ -92,13 +93,14 @@ def notes_for_every_section(samples: Samples) -> None:
                   "urn": "u::s:ns/a", "type": "kubernetes:core/v1:Service"}}}),
               (2.5, {"summaryEvent": {}})]
     for key in report.event_titles():
-        samples.notes.events[key] = analyse_events(events)
+        if not (RESULTS["quick"] and key.startswith("growth_")):  # --quick skips growth
+            samples.notes.events[key] = analyse_events(events)
     export = {"deployment": {"resources": [
         {"urn": "u::spoke-1:ns/cm", "type": "kubernetes:core/v1:ConfigMap",
          "inputs": {"data": {"a": "b"}},
          "outputs": {"metadata": {"managedFields": [{"manager": "x"}]}}},
         {"urn": "u::stack", "type": "pulumi:pulumi:Stack"}]}}
-    samples.notes.state[4] = state_breakdown(export)
+    samples.notes.state[RESULTS["state_spokes"]] = state_breakdown(export)
     samples.notes.noop_diff_kubectl_objects = ["rbac.authorization.k8s.io.v1.ClusterRole..x"]
 
 
@@ -162,7 +164,7 @@ def test_event_analysis() -> None:
 def test_state_breakdown() -> None:
     samples = Samples()
     notes_for_every_section(samples)
-    st = samples.notes.state[4]
+    st = samples.notes.state[RESULTS["state_spokes"]]
     assert st.objects == 1
     assert st.inputs_bytes == len(b'{"data":{"a":"b"}}')
     assert st.managed_fields_bytes == len(b'[{"manager":"x"}]')
