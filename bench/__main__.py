@@ -18,6 +18,7 @@ from types import FrameType
 from bench.design import BENCH_LAB
 from bench.program import CHILD_FLAG, PRODUCT, REGISTRATION_FLAG, program_child
 from bench.scenarios import Options, benchmark
+from core.interrupts import restore_sigint
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -59,4 +60,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main())

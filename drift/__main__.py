@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from core.interrupts import restore_sigint
 from drift.findings import DriftReport, findings
 from review import preview
 
@@ -73,4 +74,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main())

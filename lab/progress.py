@@ -15,6 +15,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from core.interrupts import restore_sigint
+
 # One finished step of Pulumi's non-interactive output, e.g.
 #  +  kubernetes:core/v1:ConfigMap spoke-1:knative-serving/config-network created (0.41s)
 STEP = re.compile(
@@ -88,4 +90,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main(sys.argv[1:]))

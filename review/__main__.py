@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from core.interrupts import restore_sigint
 from review import preview
 from review.markdown import render
 from review.report import to_json
@@ -54,4 +55,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main())

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from core.interrupts import restore_sigint
 from core.problems import problem_lines
 from runner import execution, operator_stacks, plan, selection, status, summary
 from runner.progress import Board
@@ -194,4 +195,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main())

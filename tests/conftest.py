@@ -9,6 +9,7 @@ from collections import defaultdict
 
 import pytest
 
+from core.interrupts import restore_sigint
 from lab.handle import Lab, ensure_lab
 from lab.paths import LAB_DIR_ENV, worker_lab_dir
 
@@ -16,7 +17,9 @@ MODULE_SECONDS: defaultdict[str, float] = defaultdict(float)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """A worker's tests, and every process they start, use that worker's own lab."""
+    """A worker's tests, and every process they start, use that worker's own lab; the
+    Pulumi commands they run can stop their plugins with SIGINT (core/interrupts.py)."""
+    restore_sigint()
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
         os.environ[LAB_DIR_ENV] = str(worker_lab_dir(worker).root)

@@ -35,6 +35,7 @@ from bench.log import log
 from bench.machine import load_average, machine_facts
 from bench.scenarios import Options, Session, control_plane_cpu
 from config.fleet import parse_fleet_config
+from core.interrupts import restore_sigint
 from core.profiling import PROFILE_ENV
 from lab.handle import ensure_lab
 from lab.paths import RELEASES, REPO
@@ -192,4 +193,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main())

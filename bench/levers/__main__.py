@@ -30,6 +30,7 @@ from bench.machine import machine_facts
 from bench.metrics import Samples
 from bench.own_lab import measure_and_write
 from bench.scenarios import Options, Session
+from core.interrupts import restore_sigint
 from lab.handle import ensure_lab
 
 
@@ -75,4 +76,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main())
