@@ -12,7 +12,6 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from core.interrupts import restore_sigint
 from lab import register
 from lab.clusters import Kwok, answers, write_json
 from lab.paths import LAB_DIR_ENV, REPO, LabDir, lab_dir
@@ -169,5 +168,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    restore_sigint()  # Pulumi stops its plugins with SIGINT (core/interrupts.py)
     sys.exit(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 from core.interrupts import restore_sigint
 
@@ -22,8 +23,6 @@ print(int(grandchild, 16) & (1 << (signal.SIGINT - 1)) != 0)
 
 
 def _grandchild_ignores_sigint(restore: bool) -> bool:
-    from pathlib import Path
-
     root = str(Path(__file__).resolve().parents[3])
     out = subprocess.run(
         [sys.executable, "-c", CHILD.format(root=root, restore=restore)],
