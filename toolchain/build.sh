@@ -16,7 +16,7 @@
 #                                 against an empty module cache)
 #   toolchain/build.sh --stock-provider
 #                                 build (or reuse) pulumi-kubernetes as released, without
-#                                 patch_provider's change, and print its dir (a benchmark
+#                                 patch_provider's changes, and print its dir (a benchmark
 #                                 holds the two against each other)
 #   toolchain/build.sh --wrappers regenerate the wrapper modules from the pins
 #
@@ -36,7 +36,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/pins.env"
 
 CACHE_ROOT="${KNATIVE_FLEET_CACHE:-$HOME/.cache/knative-fleet}"
-KEY="$(cd "$HERE" && cat pins.env build.sh | sha256sum | cut -c1-16)"
+KEY="$(cd "$HERE" && cat pins.env build.sh patches/*/*.patch | sha256sum | cut -c1-16)"
 OUT="$CACHE_ROOT/toolchain/$KEY"
 BIN="$OUT/bin"
 # The provider is not on PATH: Pulumi loads it from its own plugin store in this
@@ -203,25 +203,33 @@ build_operator() {
   mv "$tmp" "$OPERATOR_DIR"
 }
 
-# pulumi-kubernetes 4.25 drops its whole cached OpenAPI schema after every CRD it creates
-# (its Create calls invalidateResources), and the next object's Check or Create fetches
-# and parses the schema again, under one lock, while the engine runs Checks one at a time:
-# a Knative install's 30 CRDs ran about two at a time and the spoke's API server rebuilt
-# its schema for every one (README, "Where the benchmark's targets are missed"). The
-# provider is built from a copy of its module without that one call. The REST mapper is
-# still reset after a CRD, so the new kinds are found; a custom resource of a CRD created
-# in the same run skips only the provider's own schema check (the API server validates
-# every apply), as it already does when the CRD is updated rather than created.
+# pulumi-kubernetes is built from a copy of its module with the changes in
+# patches/pulumi-kubernetes/ (README, "Toolchain"), each applied without fuzz so a new
+# pin whose code moved fails here instead of building something else:
+# - create-keeps-the-schema: 4.25 drops its whole cached OpenAPI schema after every CRD
+#   it creates (its Create calls invalidateResources), and the next object's Check or
+#   Create fetches and parses the schema again, under one lock, while the engine runs
+#   Checks one at a time: a Knative install's 30 CRDs ran about two at a time and the
+#   spoke's API server rebuilt its schema for every one. The REST mapper is still reset
+#   after a CRD, so the new kinds are found; a custom resource of a CRD created in the
+#   same run skips only the provider's own schema check (the API server validates every
+#   apply), as it already does when the CRD is updated rather than created.
+# - await-returns-the-written-version: the outputs of a Create or Update are the object
+#   as its awaiter last saw it, and an awaiter is first handed the namespace informer's
+#   cached objects: after a write that keeps the generation (adopting a running
+#   Deployment adds only annotations and an owner), the version from before the write
+#   passed as ready, the state lacked what was written, and the next preview showed an
+#   update. An older version than the write's response is read again.
 patch_provider() {
-  local src="$1" dst="$2" file drop=$'\t\tk.invalidateResources()'
+  local src="$1" dst="$2" p
   rm -rf "$dst" && cp -r "$src" "$dst" && chmod -R u+w "$dst"
-  file="$dst/pkg/provider/provider.go"
-  if [ "$(grep -cxF "$drop" "$file")" != 1 ] \
-      || ! grep -B1 -xF "$drop" "$file" | grep -qxF $'\t\tk.clientSet.RESTMapper.Reset()'; then
-    log "pulumi-kubernetes' Create no longer drops its schema as $PULUMI_KUBERNETES_VERSION does: review patch_provider"
-    return 1
-  fi
-  grep -vxF "$drop" "$file" > "$file.new" && mv "$file.new" "$file"
+  for p in "$HERE"/patches/pulumi-kubernetes/*.patch; do
+    if ! patch -d "$dst" -p1 -F0 --forward --batch --no-backup-if-mismatch -s < "$p" >&2; then
+      log "$(basename "$p") no longer applies to pulumi-kubernetes $PULUMI_KUBERNETES_VERSION: review patch_provider"
+      rm -rf "$dst"
+      return 1
+    fi
+  done
 }
 
 # The provider's main package embeds schema-embed.json and terraform-mapping-embed.json,
