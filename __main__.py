@@ -14,6 +14,14 @@ from core.sdk_outputs_wait import use_linear_wait  # noqa: E402
 
 use_linear_wait()  # KNATIVE_FLEET_SDK_WAIT=sdk keeps the SDK's (README, "Debug output and caches")
 
+from core.sdk_plain_values import use_plain_values  # noqa: E402
+
+use_plain_values()  # KNATIVE_FLEET_SDK_SERIALIZE=sdk keeps the SDK's walk alone (same section)
+
+from core.sdk_stack_trace import use_frame_stack_trace  # noqa: E402
+
+use_frame_stack_trace()  # KNATIVE_FLEET_SDK_STACK=sdk keeps the SDK's (same section)
+
 import pulumi  # noqa: E402 - imported inside the profile when one is asked for
 
 from components.fleet import deploy  # noqa: E402

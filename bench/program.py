@@ -73,9 +73,13 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
 
     from core.sdk_debug import quiet_sdk_debug
     from core.sdk_outputs_wait import use_linear_wait
+    from core.sdk_plain_values import use_plain_values
+    from core.sdk_stack_trace import use_frame_stack_trace
 
     quiet_sdk_debug()  # as __main__ does
     use_linear_wait()
+    use_plain_values()
+    use_frame_stack_trace()
 
     from access import SpokeConnection
     from components import fleet as fleet_mod
