@@ -19,9 +19,8 @@ that the change is reviewed. `KNATIVE_FLEET_SDK_WAIT=sdk` keeps the SDK's functi
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import inspect
-import os
+
+from core.sdk_review import may_replace, source_sha256
 
 SDK_WAIT_ENV = "KNATIVE_FLEET_SDK_WAIT"
 # sha256 of `inspect.getsource(pulumi.runtime.stack.wait_for_rpcs)` in pulumi 3.259.0.
@@ -31,18 +30,16 @@ REVIEWED_SOURCE_SHA256 = "c92289a2f839f5221a4068c262a706a05ce2af506b5484545ac5d3
 def sdk_source_sha256() -> str:
     from pulumi.runtime import stack
 
-    return hashlib.sha256(inspect.getsource(stack.wait_for_rpcs).encode()).hexdigest()
+    return source_sha256(stack.wait_for_rpcs)
 
 
 def use_linear_wait(environ: dict[str, str] | None = None) -> bool:
     """Installs `wait_for_rpcs` below in the SDK; True if it did."""
-    if (os.environ if environ is None else environ).get(SDK_WAIT_ENV) == "sdk":
-        return False
     from pulumi.runtime import stack
 
     if stack.wait_for_rpcs is wait_for_rpcs:
         return True
-    if sdk_source_sha256() != REVIEWED_SOURCE_SHA256:
+    if not may_replace(SDK_WAIT_ENV, environ, stack.wait_for_rpcs, REVIEWED_SOURCE_SHA256):
         return False
     stack.wait_for_rpcs = wait_for_rpcs
     return True

@@ -18,11 +18,10 @@ by the sha256 of its source); `KNATIVE_FLEET_SDK_SERIALIZE=sdk` keeps the SDK's 
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import os
 from collections.abc import Callable
 from typing import Any
+
+from core.sdk_review import may_replace, source_sha256
 
 SDK_SERIALIZE_ENV = "KNATIVE_FLEET_SDK_SERIALIZE"
 # sha256 of `inspect.getsource(pulumi.runtime.rpc.serialize_property)` in pulumi 3.259.0.
@@ -31,10 +30,13 @@ SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def sdk_source_sha256() -> str:
+    return source_sha256(_sdk_serialize_property())
+
+
+def _sdk_serialize_property() -> Callable[..., Any]:
     from pulumi.runtime import rpc
 
-    target = getattr(rpc.serialize_property, "sdk_serialize_property", rpc.serialize_property)
-    return hashlib.sha256(inspect.getsource(target).encode()).hexdigest()
+    return getattr(rpc.serialize_property, "sdk_serialize_property", rpc.serialize_property)
 
 
 def is_plain(value: Any) -> bool:
@@ -58,15 +60,13 @@ def _identity_keys(translate: Callable[[str], str] | None) -> bool:
 
 def use_plain_values(environ: dict[str, str] | None = None) -> bool:
     """Wraps the SDK's `serialize_property` (module docstring); True if it did."""
-    if (os.environ if environ is None else environ).get(SDK_SERIALIZE_ENV) == "sdk":
-        return False
     from pulumi.runtime import rpc
 
     if hasattr(rpc.serialize_property, "sdk_serialize_property"):
         return True
-    if sdk_source_sha256() != REVIEWED_SOURCE_SHA256:
-        return False
     sdk = rpc.serialize_property
+    if not may_replace(SDK_SERIALIZE_ENV, environ, sdk, REVIEWED_SOURCE_SHA256):
+        return False
 
     async def serialize_property(value: Any, deps: Any, property_key: Any,
                                  resource_obj: Any = None, input_transformer: Any = None,

@@ -16,12 +16,11 @@ sha256 of the function's source); `KNATIVE_FLEET_SDK_STACK=sdk` keeps the SDK's.
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
-import os
 import pathlib
 import sys
 from typing import Any
+
+from core.sdk_review import may_replace, source_sha256
 
 SDK_STACK_ENV = "KNATIVE_FLEET_SDK_STACK"
 # sha256 of `inspect.getsource(pulumi.runtime.resource._get_stack_trace)` in pulumi 3.259.0.
@@ -31,8 +30,7 @@ REVIEWED_SOURCE_SHA256 = "3943b2273016925109e1c3a7bc603db06a44ea09ff3494c29544e4
 def sdk_source_sha256() -> str:
     from pulumi.runtime import resource
 
-    target = getattr(resource, "_sdk_get_stack_trace", resource._get_stack_trace)
-    return hashlib.sha256(inspect.getsource(target).encode()).hexdigest()
+    return source_sha256(getattr(resource, "_sdk_get_stack_trace", resource._get_stack_trace))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -78,13 +76,12 @@ def stack_trace() -> Any:
 
 def use_frame_stack_trace(environ: dict[str, str] | None = None) -> bool:
     """Installs `stack_trace` in the SDK (module docstring); True if it did."""
-    if (os.environ if environ is None else environ).get(SDK_STACK_ENV) == "sdk":
-        return False
     from pulumi.runtime import resource
 
     if resource._get_stack_trace is stack_trace:
         return True
-    if sdk_source_sha256() != REVIEWED_SOURCE_SHA256:
+    if not may_replace(SDK_STACK_ENV, environ, resource._get_stack_trace,
+                       REVIEWED_SOURCE_SHA256):
         return False
     resource._sdk_get_stack_trace = resource._get_stack_trace  # type: ignore[attr-defined]
     resource._get_stack_trace = stack_trace
