@@ -26,12 +26,18 @@ def _sdk_function_restored(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _serialize(value: Any, **kwargs: Any) -> tuple[Any, list]:
+    """On a loop of its own, leaving the thread's current loop as it was (`asyncio.run`
+    would unset it, and the SDK's mocks in later tests need one)."""
     deps: list = []
 
     async def run() -> Any:
         return await rpc.serialize_property(value() if callable(value) else value, deps,
                                             "p", **kwargs)
-    return asyncio.run(run()), deps
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(run()), deps
+    finally:
+        loop.close()
 
 
 def test_plain_is_exactly_dicts_lists_and_json_scalars() -> None:
