@@ -49,19 +49,13 @@ def is_plain(value: Any) -> bool:
     return kind in SCALARS
 
 
-def _identity_keys(translate: Callable[[str], str] | None) -> bool:
-    """No key translation: none given, or the base Resource's, which returns its input."""
-    if translate is None:
-        return True
-    from pulumi.resource import Resource
-
-    return getattr(translate, "__func__", None) is Resource.translate_input_property
-
-
 def use_plain_values(environ: dict[str, str] | None = None) -> bool:
     """Wraps the SDK's `serialize_property` (module docstring); True if it did."""
+    from pulumi.resource import Resource
     from pulumi.runtime import rpc
 
+    # The base Resource's key translator returns its input: no translation.
+    identity = Resource.translate_input_property
     if hasattr(rpc.serialize_property, "sdk_serialize_property"):
         return True
     sdk = rpc.serialize_property
@@ -74,7 +68,9 @@ def use_plain_values(environ: dict[str, str] | None = None) -> bool:
                                  exclude_resource_refs_from_deps: bool = False,
                                  return_protobuf_value: bool = False) -> Any:
         if (type(value) in (dict, list) and not return_protobuf_value
-                and (typ is None or typ is Any) and _identity_keys(input_transformer)
+                and (typ is None or typ is Any)
+                and (input_transformer is None
+                     or getattr(input_transformer, "__func__", None) is identity)
                 and is_plain(value)):
             return value
         return await sdk(value, deps, property_key, resource_obj, input_transformer, typ,

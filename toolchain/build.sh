@@ -204,8 +204,9 @@ build_operator() {
 }
 
 # pulumi-kubernetes is built from a copy of its module with the changes in
-# patches/pulumi-kubernetes/ (README, "Toolchain"), each applied without fuzz so a new
-# pin whose code moved fails here instead of building something else:
+# patches/pulumi-kubernetes/ (README, "Toolchain"), each applied by `git apply` (git is
+# already needed to clone the repo; `patch` may not be installed), which takes no fuzz:
+# a new pin whose code moved fails here instead of building something else:
 # - create-keeps-the-schema: 4.25 drops its whole cached OpenAPI schema after every CRD
 #   it creates (its Create calls invalidateResources), and the next object's Check or
 #   Create fetches and parses the schema again, under one lock, while the engine runs
@@ -216,15 +217,18 @@ build_operator() {
 #   apply), as it already does when the CRD is updated rather than created.
 # - await-returns-the-written-version: the outputs of a Create or Update are the object
 #   as its awaiter last saw it, and an awaiter is first handed the namespace informer's
-#   cached objects: after a write that keeps the generation (adopting a running
-#   Deployment adds only annotations and an owner), the version from before the write
-#   passed as ready, the state lacked what was written, and the next preview showed an
-#   update. An older version than the write's response is read again.
+#   cached objects: after a write that keeps the generation (labels or owners; a
+#   StatefulSet's annotations, as a take-over from the operator writes them), the
+#   version from before the write passed as ready, the state lacked what was written,
+#   and the next preview showed an update. An older version than the write's response
+#   is read again.
 patch_provider() {
   local src="$1" dst="$2" p
   rm -rf "$dst" && cp -r "$src" "$dst" && chmod -R u+w "$dst"
   for p in "$HERE"/patches/pulumi-kubernetes/*.patch; do
-    if ! patch -d "$dst" -p1 -F0 --forward --batch --no-backup-if-mismatch -s < "$p" >&2; then
+    # Outside any repository (the ceiling stops the search above dst), git apply
+    # patches the files under the current directory.
+    if ! (cd "$dst" && GIT_CEILING_DIRECTORIES="$(dirname "$dst")" git apply -p1 "$p") >&2; then
       log "$(basename "$p") no longer applies to pulumi-kubernetes $PULUMI_KUBERNETES_VERSION: review patch_provider"
       rm -rf "$dst"
       return 1

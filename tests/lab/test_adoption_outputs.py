@@ -19,13 +19,13 @@ from kubernetes import client
 from lab.handle import Lab
 from lab.stack import Stack
 from lab.wait import wait_for
-from tests.lab.test_lab_smoke import exec_kubeconfig
+from tests.support.exec_kubeconfig import exec_kubeconfig
 
 pytestmark = pytest.mark.lab
 PROGRAM = Path(__file__).parent / "adopt_program"
 # Enough objects written at once that their awaiters subscribe to the namespace's
-# informers while these still hold versions from before the writes (the provider as
-# released recorded 6 and 7 of 40 Deployments so, in two runs).
+# informers while these still hold versions from before the writes (with the provider
+# as released, 3 runs of 4 recorded stale copies: 25, 7 and 4 of the 40).
 OBJECTS = {"Deployment": [f"d{i:02d}" for i in range(30)],
            "StatefulSet": [f"s{i:02d}" for i in range(10)]}
 LABEL = "lab.knative-fleet.dev/adopted"

@@ -18,30 +18,10 @@ from kubernetes.client.rest import ApiException
 from lab.handle import Lab
 from lab.stack import Stack
 from lab.wait import wait_for
+from tests.support.exec_kubeconfig import exec_kubeconfig, profile_cluster
 
 pytestmark = pytest.mark.lab
 SMOKE = Path(__file__).parent / "smoke_program"
-
-
-def profile_cluster(lab: Lab, spoke: str) -> dict:
-    objs = client.CustomObjectsApi(lab.hub.api())
-    profile = objs.get_namespaced_custom_object(
-        "multicluster.x-k8s.io", "v1alpha1", "fleet-system", "clusterprofiles", spoke)
-    return profile["status"]["accessProviders"][0]["cluster"]
-
-
-def exec_kubeconfig(lab: Lab, spoke: str) -> dict:
-    cluster = profile_cluster(lab, spoke)
-    return {
-        "apiVersion": "v1", "kind": "Config", "current-context": spoke,
-        "clusters": [{"name": spoke, "cluster": cluster}],
-        "contexts": [{"name": spoke, "context": {"cluster": spoke, "user": spoke}}],
-        "users": [{"name": spoke, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1",
-            "command": str(lab.bin / "secretreader"),
-            "env": [{"name": "KUBECONFIG", "value": lab.hub.kubeconfig}],
-            "provideClusterInfo": True, "interactiveMode": "Never"}}}],
-    }
 
 
 def test_secretreader_token_lists_spoke_nodes(lab: Lab) -> None:

@@ -91,7 +91,7 @@ def test_a_provider_whose_code_moved_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_provider_that_already_has_a_change_is_refused(tmp_path: Path) -> None:
-    """--forward: a change found already made means the pin moved under the patch."""
+    """A change found already made means the pin moved under the patch."""
     res = patch(provider(tmp_path / "src", 1), tmp_path / "dst")
     assert res.returncode != 0
     assert "review patch_provider" in res.stderr
