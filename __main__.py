@@ -18,6 +18,14 @@ from core.sdk_plain_values import use_plain_values  # noqa: E402
 
 use_plain_values()  # KNATIVE_FLEET_SDK_SERIALIZE=sdk keeps the SDK's walk alone (same section)
 
+from core.sdk_kept_outputs import use_kept_outputs  # noqa: E402
+
+use_kept_outputs()  # KNATIVE_FLEET_SDK_OUTPUTS=sdk keeps the SDK's (same section)
+
+from core.sdk_plain_urn import use_plain_urn  # noqa: E402
+
+use_plain_urn()  # KNATIVE_FLEET_SDK_URN=sdk keeps the SDK's (same section)
+
 from core.sdk_stack_trace import use_frame_stack_trace  # noqa: E402
 
 use_frame_stack_trace()  # KNATIVE_FLEET_SDK_STACK=sdk keeps the SDK's (same section)

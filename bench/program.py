@@ -72,13 +72,17 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
     import pulumi_kubernetes  # noqa: F401 - imported before the clock starts
 
     from core.sdk_debug import quiet_sdk_debug
+    from core.sdk_kept_outputs import use_kept_outputs
     from core.sdk_outputs_wait import use_linear_wait
+    from core.sdk_plain_urn import use_plain_urn
     from core.sdk_plain_values import use_plain_values
     from core.sdk_stack_trace import use_frame_stack_trace
 
     quiet_sdk_debug()  # as __main__ does
     use_linear_wait()
     use_plain_values()
+    use_kept_outputs()
+    use_plain_urn()
     use_frame_stack_trace()
 
     from access import SpokeConnection

@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 
 from access import SpokeConnection
 from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
+from components.release_object import ReleaseObject
 from components.spoke_access import connection_props
 from knative import manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
@@ -89,10 +90,10 @@ class Spoke(pulumi.ComponentResource):
     def _opts(self, **kwargs: object) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self, provider=self.provider, **kwargs)
 
-    def _raw(self, spoke: str, obj: dict, **kwargs: object) -> pulumi.CustomResource:
+    def _raw(self, spoke: str, obj: dict, **kwargs: object) -> ReleaseObject:
         if self._gated and obj["kind"] == "Deployment":
             obj = _skip_await(obj)
-        res = pulumi.CustomResource(
+        res = ReleaseObject(
             manifests.resource_type_token(obj), _name(spoke, obj), _applied(obj),
             self._opts(**kwargs))
         self.registered.append(res)

@@ -1,11 +1,12 @@
 """When knative-fleet may put its own version of a Python SDK function in place.
 
-The program replaces or wraps a few SDK functions (`sdk_outputs_wait`,
-`sdk_plain_values`, `sdk_stack_trace`), each written against one SDK release and
-checked to give that function's result. Each does so only when the user has not asked
-for the SDK's own (`KNATIVE_FLEET_SDK_<NAME>=sdk`) and the SDK function's source is the
-one it was checked against (its sha256); another SDK version keeps its own functions,
-and each module's unit test fails until it is checked again.
+The program replaces or wraps a few SDK functions (`sdk_kept_outputs`,
+`sdk_outputs_wait`, `sdk_plain_urn`, `sdk_plain_values`, `sdk_stack_trace`), each
+written against one SDK release and checked to give that function's result. Each does
+so only when the user has not asked for the SDK's own (`KNATIVE_FLEET_SDK_<NAME>=sdk`)
+and the SDK function's source is the one it was checked against (its sha256); another
+SDK version keeps its own functions, and each module's unit test fails until it is
+checked again.
 """
 
 from __future__ import annotations

@@ -94,6 +94,7 @@ module_json() {
 }
 
 sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"; }
+langhost_sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_LANGHOST_SDK_VERSION"; }
 provider_dir() { module_json Dir "github.com/pulumi/pulumi-kubernetes/provider/v4@$PULUMI_KUBERNETES_PROVIDER_MODULE"; }
 operator_dir() { module_json Dir "knative.dev/operator@$KNATIVE_OPERATOR_VERSION"; }
 
@@ -176,8 +177,7 @@ build_small() {
 build_pulumi() {
   gobuild pulumi-cli "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
     github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
-  gobuild pulumi-langhost "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_LANGHOST_SDK_VERSION" \
-    github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
+  build_langhost
   local sdk f
   sdk="$(sdk_dir)"
   # The language host runs `pulumi-language-python-exec`; Python dynamic providers run
@@ -186,6 +186,26 @@ build_pulumi() {
   for f in cmd/pulumi-language-python-exec dist/pulumi-resource-pulumi-python; do
     [ -x "$BIN/${f#*/}" ] || install -m 755 "$sdk/python/$f" "$BIN/"
   done
+}
+
+# The Python language host, built from a copy of its package in the SDK module with
+# the change in patches/pulumi-language-python/: to find the program's Pulumi packages,
+# every run (preview, up) it started `python -m pip list -v --format json`, about half
+# a second before the program could start; it reads the same list (name, version,
+# location of each installed distribution) with importlib.metadata instead.
+build_langhost() {
+  [ -x "$BIN/pulumi-language-python" ] && return 0
+  local work="$OUT/langhost-src" pkg=python/cmd/pulumi-language-python start=$SECONDS
+  rm -rf "$work" && mkdir -p "$work"
+  cp "$HERE/modules/pulumi-langhost/go.mod" "$HERE/modules/pulumi-langhost/go.sum" "$work/"
+  patch_langhost "$(langhost_sdk_dir)/$pkg" "$work/$pkg"
+  log "building pulumi-language-python (patched)"
+  (cd "$work" && go build -trimpath -gcflags "$GCFLAGS" -o "$BIN/pulumi-language-python.tmp" \
+    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_LANGHOST_SDK_VERSION" \
+    "./$pkg")
+  mv "$BIN/pulumi-language-python.tmp" "$BIN/pulumi-language-python"
+  rm -rf "$work"
+  log "built pulumi-language-python in $((SECONDS - start))s"
 }
 
 # The Knative Operator, run out-of-cluster against a lab spoke by the parity tests: its
@@ -203,10 +223,12 @@ build_operator() {
   mv "$tmp" "$OPERATOR_DIR"
 }
 
-# pulumi-kubernetes is built from a copy of its module with the changes in
-# patches/pulumi-kubernetes/ (README, "Toolchain"), each applied by `git apply` (git is
-# already needed to clone the repo; `patch` may not be installed), which takes no fuzz:
-# a new pin whose code moved fails here instead of building something else:
+# patch_copy SRC DST SET STRIP: a writable copy of SRC at DST with every patch of
+# patches/SET/ applied (README, "Toolchain"), each by `git apply` (git is already
+# needed to clone the repo; `patch` may not be installed), which takes no fuzz: a new
+# pin whose code moved fails here instead of building something else.
+#
+# pulumi-kubernetes is built from a copy of its module with these changes:
 # - create-keeps-the-schema: 4.25 drops its whole cached OpenAPI schema after every CRD
 #   it creates (its Create calls invalidateResources), and the next object's Check or
 #   Create fetches and parses the schema again, under one lock, while the engine runs
@@ -222,19 +244,29 @@ build_operator() {
 #   version from before the write passed as ready, the state lacked what was written,
 #   and the next preview showed an update. An older version than the write's response
 #   is read again.
-patch_provider() {
-  local src="$1" dst="$2" p
-  rm -rf "$dst" && cp -r "$src" "$dst" && chmod -R u+w "$dst"
-  for p in "$HERE"/patches/pulumi-kubernetes/*.patch; do
+patch_copy() {
+  local src="$1" dst="$2" set="$3" strip="$4" p
+  rm -rf "$dst" && mkdir -p "$(dirname "$dst")"
+  if ! { cp -r "$src" "$dst" && chmod -R u+w "$dst"; }; then
+    log "cannot copy $src for patches/$set"
+    return 1
+  fi
+  for p in "$HERE/patches/$set"/*.patch; do
     # Outside any repository (the ceiling stops the search above dst), git apply
     # patches the files under the current directory.
-    if ! (cd "$dst" && GIT_CEILING_DIRECTORIES="$(dirname "$dst")" git apply -p1 "$p") >&2; then
-      log "$(basename "$p") no longer applies to pulumi-kubernetes $PULUMI_KUBERNETES_VERSION: review patch_provider"
+    if ! (cd "$dst" && GIT_CEILING_DIRECTORIES="$(dirname "$dst")" git apply -p"$strip" "$p") >&2; then
+      log "$(basename "$p") no longer applies to $set: review toolchain/patches/$set"
       rm -rf "$dst"
       return 1
     fi
   done
 }
+
+patch_provider() { patch_copy "$1" "$2" pulumi-kubernetes 1; }
+
+# The language host's package directory, its patches' paths taken from the SDK module's
+# root (python/cmd/pulumi-language-python/main.go).
+patch_langhost() { patch_copy "$1" "$2" pulumi-language-python 4; }
 
 # The provider's main package embeds schema-embed.json and terraform-mapping-embed.json,
 # which its module zip does not ship; its own generate.go makes them from the committed
@@ -302,6 +334,7 @@ check_downloads() {
   local d
   d="$(sdk_dir)"; test -f "$d/python/cmd/pulumi-language-python-exec"
   test -f "$d/python/dist/pulumi-resource-pulumi-python"
+  d="$(langhost_sdk_dir)"; test -f "$d/python/cmd/pulumi-language-python/main.go"
   d="$(provider_dir)"; test -f "$d/cmd/pulumi-resource-kubernetes/main.go"
   test -f "$d/cmd/pulumi-resource-kubernetes/generate.go"
   d="$(module_json GoMod "k8s.io/kubernetes@$K8S_VERSION")"; test -s "$d"

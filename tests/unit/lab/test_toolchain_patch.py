@@ -1,5 +1,6 @@
-"""toolchain/build.sh's patch_provider: the provider is built with exactly the changes in
-toolchain/patches/pulumi-kubernetes/, and a provider whose code no longer matches them is
+"""toolchain/build.sh's patch_provider and patch_langhost: the provider and the Python
+language host are built with exactly the changes in toolchain/patches/pulumi-kubernetes/
+and toolchain/patches/pulumi-language-python/, and code that no longer matches them is
 refused, not built."""
 
 from __future__ import annotations
@@ -11,18 +12,28 @@ from pathlib import Path
 from lab.paths import REPO
 
 PATCHES = sorted((REPO / "toolchain" / "patches" / "pulumi-kubernetes").glob("*.patch"))
+LANGHOST_PATCHES = sorted(
+    (REPO / "toolchain" / "patches" / "pulumi-language-python").glob("*.patch"))
+LANGHOST_DIR = "python/cmd/pulumi-language-python/"
 FILLER = "// code the patches do not touch\n"
 
 
-def patch(src: Path, dst: Path) -> subprocess.CompletedProcess:
-    """Runs the script's own patch_provider function (cut out of build.sh) on src."""
+def _function(script: str, name: str) -> str:
+    """One shell function of the script: a one-line one, or up to its closing brace."""
+    start = script.index(f"\n{name}() {{") + 1
+    line_end = script.index("\n", start)
+    if script[start:line_end].rstrip().endswith("}"):
+        return script[start:line_end + 1]
+    return script[start:script.index("\n}\n", start) + 3]
+
+
+def patch(src: Path, dst: Path, function: str = "patch_provider") -> subprocess.CompletedProcess:
+    """Runs the script's own patch function (cut out of build.sh, with patch_copy) on src."""
     script = (REPO / "toolchain" / "build.sh").read_text()
-    start = script.index("patch_provider() {")
-    function = script[start:script.index("\n}\n", start) + 3]
+    functions = _function(script, "patch_copy") + "\n" + _function(script, function) + "\n"
     return subprocess.run(
-        ["bash", "-c", f'log() {{ echo "$*" >&2; }}; HERE="{REPO / "toolchain"}"; '
-                       'PULUMI_KUBERNETES_VERSION=4.25.0\n'
-                       + function + f'patch_provider "{src}" "{dst}"'],
+        ["bash", "-c", f'log() {{ echo "$*" >&2; }}; HERE="{REPO / "toolchain"}"\n'
+                       + functions + f'{function} "{src}" "{dst}"'],
         capture_output=True, text=True)
 
 
@@ -51,12 +62,13 @@ def sides(patch_file: Path) -> dict[str, tuple[str, str]]:
     return {p: ("".join(o), "".join(n)) for p, (o, n) in files.items()}
 
 
-def provider(root: Path, side: int, edit: dict[str, str] | None = None) -> Path:
+def provider(root: Path, side: int, edit: dict[str, str] | None = None,
+             patches: list[Path] = PATCHES, strip: str = "") -> Path:
     """A read-only stand-in for the module (the module cache is read-only) holding every
     patched file as the patches see it before (side 0) or after (side 1)."""
-    for patch_file in PATCHES:
+    for patch_file in patches:
         for path, texts in sides(patch_file).items():
-            go = root / path
+            go = root / path.removeprefix(strip)
             go.parent.mkdir(parents=True, exist_ok=True)
             text = texts[side]
             for old, new in (edit or {}).items():
@@ -86,7 +98,7 @@ def test_a_provider_whose_code_moved_is_refused(tmp_path: Path) -> None:
     res = patch(provider(tmp_path / "src", 0, moved), tmp_path / "dst")
     assert res.returncode != 0
     assert "create-keeps-the-schema.patch no longer applies" in res.stderr
-    assert "review patch_provider" in res.stderr
+    assert "review toolchain/patches/pulumi-kubernetes" in res.stderr
     assert not (tmp_path / "dst").exists()
 
 
@@ -94,4 +106,45 @@ def test_a_provider_that_already_has_a_change_is_refused(tmp_path: Path) -> None
     """A change found already made means the pin moved under the patch."""
     res = patch(provider(tmp_path / "src", 1), tmp_path / "dst")
     assert res.returncode != 0
-    assert "review patch_provider" in res.stderr
+    assert "review toolchain/patches/pulumi-kubernetes" in res.stderr
+
+
+def _langhost(root: Path, side: int, edit: dict[str, str] | None = None) -> Path:
+    return provider(root, side, edit, LANGHOST_PATCHES, LANGHOST_DIR)
+
+
+def test_the_language_host_lists_packages_without_pip(tmp_path: Path) -> None:
+    assert [p.name for p in LANGHOST_PATCHES] == ["lists-packages-without-pip.patch"]
+    res = patch(_langhost(tmp_path / "src", 0), tmp_path / "dst", "patch_langhost")
+    assert res.returncode == 0, res.stderr
+    got = (tmp_path / "dst" / "main.go").read_text()
+    assert got == (_langhost(tmp_path / "want", 1) / "main.go").read_text()
+    assert '"pip", "list"' not in got
+    assert 'args := []string{"-c", listPackagesScript}' in got
+
+
+def test_a_language_host_whose_code_moved_is_refused(tmp_path: Path) -> None:
+    moved = {"// Run the `python -m pip list -v --format json` command.\n": ""}
+    res = patch(_langhost(tmp_path / "src", 0, moved), tmp_path / "dst", "patch_langhost")
+    assert res.returncode != 0
+    assert "review toolchain/patches/pulumi-language-python" in res.stderr
+    assert not (tmp_path / "dst").exists()
+
+
+def test_the_script_lists_what_pip_lists() -> None:
+    """The language host's script, run by this Python: the same name, version and
+    location of every installed distribution as `pip list -v --format json`."""
+    import json
+    import sys
+
+    text = LANGHOST_PATCHES[0].read_text()
+    script = text.split("const listPackagesScript = `", 1)[1].split("`", 1)[0]
+    script = "\n".join(line.removeprefix("+") for line in script.splitlines())
+    ours = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True).stdout
+    pips = subprocess.run([sys.executable, "-m", "pip", "list", "-v", "--format", "json"],
+                          capture_output=True, text=True, check=True).stdout
+    key = lambda d: (d["name"], d["version"], d["location"])  # noqa: E731
+    want = sorted(map(key, json.JSONDecoder().raw_decode(pips)[0]))
+    assert sorted(map(key, json.loads(ours))) == want
+    assert any(name == "pulumi" for name, _, _ in want)
