@@ -12,22 +12,15 @@ from pulumi.runtime import stack
 
 from core import sdk_outputs_wait
 from core.sdk_outputs_wait import SDK_WAIT_ENV, use_linear_wait
+from tests.support.mocks import EchoMocks
 
 OUTPUTS = 300
-
-
-class Mocks(pulumi.runtime.Mocks):
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        return f"{args.name}-id", dict(args.inputs)
-
-    def call(self, args: pulumi.runtime.MockCallArgs):
-        return {}
 
 
 @pytest.fixture(autouse=True)
 def _sdk_function_restored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stack, "wait_for_rpcs", stack.wait_for_rpcs)
-    pulumi.runtime.set_mocks(Mocks(), preview=False)
+    pulumi.runtime.set_mocks(EchoMocks(), preview=False)
 
 
 @pytest.fixture()

@@ -13,23 +13,16 @@ from pulumi.runtime import resource
 
 from core import sdk_plain_urn
 from core.sdk_plain_urn import SDK_URN_ENV, use_plain_urn
+from tests.support.mocks import EchoMocks
 
 SDK = getattr(resource.create_urn, "sdk_create_urn", resource.create_urn)
 PARENT = "urn:pulumi:demo::knative-fleet::knative-fleet:index:Spoke::spoke-1"
 
 
-class Mocks(pulumi.runtime.Mocks):
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        return f"{args.name}-id", dict(args.inputs)
-
-    def call(self, args: pulumi.runtime.MockCallArgs):
-        return {}
-
-
 @pytest.fixture(autouse=True)
 def _sdk_function_restored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(resource, "create_urn", SDK)
-    pulumi.runtime.set_mocks(Mocks(), project="knative-fleet", stack="demo", preview=False)
+    pulumi.runtime.set_mocks(EchoMocks(), project="knative-fleet", stack="demo", preview=False)
 
 
 def _data(args: tuple) -> tuple[Any, bool, bool, set]:
