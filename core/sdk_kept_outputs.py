@@ -48,10 +48,6 @@ def sdk_source_sha256() -> dict[str, str]:
     return {name: source_sha256(f) for name, f in sdk_functions().items()}
 
 
-# The key by which the SDK's wire format marks a secret, an asset or a resource reference.
-SPECIAL_SIG = "4dabf18193072939515e22adb298388d"
-
-
 def kept_outputs(res: Any) -> Mapping[str, frozenset[str] | None] | None:
     """What a resource keeps of its outputs (module docstring), or None: all of them."""
     return getattr(type(res), "kept_outputs", None)
@@ -61,6 +57,7 @@ def _only(struct: Any, kept: Mapping[str, frozenset[str] | None]) -> Any:
     """A copy of a protobuf Struct with only the kept fields, each whole or with only
     its kept fields when it is a plain object (not a secret or other special value)."""
     from google.protobuf import struct_pb2
+    from pulumi.runtime.rpc import _special_sig_key  # marks a secret, asset or reference
 
     out = struct_pb2.Struct()
     for name, fields in kept.items():
@@ -68,7 +65,7 @@ def _only(struct: Any, kept: Mapping[str, frozenset[str] | None]) -> Any:
             continue
         value = struct.fields[name]
         if (fields is None or value.WhichOneof("kind") != "struct_value"
-                or SPECIAL_SIG in value.struct_value.fields):
+                or _special_sig_key in value.struct_value.fields):
             out.fields[name].CopyFrom(value)
             continue
         inner = out.fields[name].struct_value
