@@ -20,7 +20,7 @@ export PULUMI_SKIP_CHECKPOINTS ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers
+.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -114,3 +114,9 @@ bench-breakdown: venv toolchain
 # lab (.lab-bench-levers/): its section of BENCHMARKS.md, bench/levers-results.json.
 bench-levers: venv toolchain
 	$(PY) -m bench.levers
+
+# The Python SDK's floor under mocks against the program's targets, and a no-op preview of
+# the product beside the ConfigGroup trial's paths on one lab (.lab-bench-floor/): its
+# section of BENCHMARKS.md, bench/floor-results.json.
+bench-floor: venv toolchain
+	$(PY) -m bench.floor

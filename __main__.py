@@ -6,29 +6,9 @@ from core.profiling import profile_if_asked
 
 profile_if_asked()  # KNATIVE_FLEET_PROFILE=FILE: the program's CPU profile (README, "Benchmarks")
 
-from core.sdk_debug import quiet_sdk_debug  # noqa: E402
+from core.program_runtime import use_program_runtime  # noqa: E402
 
-quiet_sdk_debug()  # KNATIVE_FLEET_SDK_DEBUG=1 keeps them (README, "Debug output and caches")
-
-from core.sdk_outputs_wait import use_linear_wait  # noqa: E402
-
-use_linear_wait()  # KNATIVE_FLEET_SDK_WAIT=sdk keeps the SDK's (README, "Debug output and caches")
-
-from core.sdk_plain_values import use_plain_values  # noqa: E402
-
-use_plain_values()  # KNATIVE_FLEET_SDK_SERIALIZE=sdk keeps the SDK's walk alone (same section)
-
-from core.sdk_kept_outputs import use_kept_outputs  # noqa: E402
-
-use_kept_outputs()  # KNATIVE_FLEET_SDK_OUTPUTS=sdk keeps the SDK's (same section)
-
-from core.sdk_plain_urn import use_plain_urn  # noqa: E402
-
-use_plain_urn()  # KNATIVE_FLEET_SDK_URN=sdk keeps the SDK's (same section)
-
-from core.sdk_stack_trace import use_frame_stack_trace  # noqa: E402
-
-use_frame_stack_trace()  # KNATIVE_FLEET_SDK_STACK=sdk keeps the SDK's (same section)
+use_program_runtime()  # each part can be turned off (README, "Debug output and caches")
 
 import pulumi  # noqa: E402 - imported inside the profile when one is asked for
 

@@ -71,19 +71,9 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
     import pulumi
     import pulumi_kubernetes  # noqa: F401 - imported before the clock starts
 
-    from core.sdk_debug import quiet_sdk_debug
-    from core.sdk_kept_outputs import use_kept_outputs
-    from core.sdk_outputs_wait import use_linear_wait
-    from core.sdk_plain_urn import use_plain_urn
-    from core.sdk_plain_values import use_plain_values
-    from core.sdk_stack_trace import use_frame_stack_trace
+    from core.program_runtime import use_program_runtime
 
-    quiet_sdk_debug()  # as __main__ does
-    use_linear_wait()
-    use_plain_values()
-    use_kept_outputs()
-    use_plain_urn()
-    use_frame_stack_trace()
+    use_program_runtime()  # as __main__ does
 
     from access import SpokeConnection
     from components import fleet as fleet_mod
@@ -154,7 +144,7 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
     )
 
 
-def _child(runner: Runner, n: int, registration: str) -> ProgramFigures:
+def child_figures(runner: Runner, n: int, registration: str) -> ProgramFigures:
     res = runner.run([sys.executable, "-m", "bench", CHILD_FLAG, str(n), REGISTRATION_FLAG,
                       registration], dict(os.environ))
     if not res.ok:
@@ -173,7 +163,7 @@ def measure_trial(runner: Runner, samples: Samples, run_no: int) -> None:
     for mode in TRIAL_MODES:
         for n in TRIAL_SIZES:
             log(f"run {run_no}: ConfigGroup trial ({mode}) under mocks, {n} spoke(s)")
-            _add(samples, f"program_trial_{mode}_", n, _child(runner, n, mode),
+            _add(samples, f"program_trial_{mode}_", n, child_figures(runner, n, mode),
                  ("ms", "resources", "peak_rss_bytes"))
 
 
@@ -182,6 +172,6 @@ def measure_program(runner: Runner, samples: Samples, sizes: tuple[int, ...],
     """The program's own time for each size, each in a fresh process."""
     for n in sizes:
         log(f"run {run_no}: program under mocks, {n} spoke(s)")
-        _add(samples, "program_", n, _child(runner, n, PRODUCT),
+        _add(samples, "program_", n, child_figures(runner, n, PRODUCT),
              ("ms", "plan_ms", "resources", "load_documents_calls", "load_documents_parses",
               "peak_rss_bytes"))

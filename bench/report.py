@@ -23,7 +23,7 @@ from bench.summary import RSS_KINDS
 
 PROG = "python -m bench"
 # Sections other benchmarks write into BENCHMARKS.md, kept when this one rewrites it.
-OTHER_SECTIONS = ("cost-per-spoke", "breakdown", "levers")
+OTHER_SECTIONS = ("cost-per-spoke", "breakdown", "levers", "floor")
 
 ROWS: tuple[tuple[str, str], ...] = (
     ("install_fleet_s", "1. install: first `pulumi up`, 1 spoke"),

@@ -17,6 +17,10 @@ import pulumi_kubernetes as k8s
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's packages
 
+from core.program_runtime import use_program_runtime  # noqa: E402
+
+use_program_runtime()  # Python and the SDK as the product's program runs them
+
 from bench.configgroup_trial.registration import register  # noqa: E402
 from config.fleet import parse_fleet_config  # noqa: E402
 from knative import plan as planning  # noqa: E402
