@@ -10,9 +10,8 @@
    other the ConfigGroup trial (bench/configgroup_trial), its groups as they are (`objs`,
    `yaml`) and with the transform that gives every child the alias a stack installed with
    one resource per object needs to move without a delete (`objs-aliased`,
-   `yaml-aliased`). The engine calls
-   that transform back in the program for every child, in a real run only: under mocks
-   there are no children.
+   `yaml-aliased`). The engine calls that transform back in the program for every
+   child, in a real run only: under mocks there are no children.
 """
 
 from __future__ import annotations

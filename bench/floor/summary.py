@@ -41,7 +41,7 @@ def floor(out: dict[str, Any]) -> None:
         LIMITS["program_ms_per_spoke"] * per_spoke / out["floor_ms_per_spoke"])
     out["floor_vs_target_per_spoke"] = out["floor_ms_per_spoke"] / \
         LIMITS["program_ms_per_spoke"]
-    out[f"floor_vs_target_ms_{FLEET_SIZE}"] = fleet / LIMITS["program_ms_100"]
+    out[f"floor_vs_target_time_{FLEET_SIZE}"] = fleet / LIMITS["program_ms_100"]
     rss = out.get(f"floor_peak_rss_bytes_{FLEET_SIZE}")
     if rss is not None:
         out[f"floor_vs_target_rss_{FLEET_SIZE}"] = rss / LIMITS["program_peak_rss_bytes_100"]
