@@ -20,11 +20,14 @@ and on every `pulumi up` that removes a spoke or a component:
   again and was written only by the controller is deleted, so destroy does not end
   while one is there.
 
-Pulumi's own delete of the role then finds it gone; the role carries
-`pulumi.com/skipAwait` so that delete never waits out its timeout on a re-created
-object. Both resources hold how to reach the spoke (no credential: the exec plugin
-runs at delete time, as the Kubernetes provider runs it) and are marked secret like
-the provider's kubeconfig.
+The role itself is registered with `retain_on_delete`: the guard is what deletes it,
+and Pulumi's delete only drops it from the state. A delete by the provider would issue
+its own DELETE and then wait until the name is free, and a stale controller can write
+the role again between the guard's end and that wait, which then lasts the provider's
+whole 10-minute timeout (pulumi-kubernetes honours `pulumi.com/skipAwait` on delete
+only for a few legacy kinds, not for ClusterRoles). Both resources hold how to reach
+the spoke (no credential: the exec plugin runs at delete time, as the Kubernetes
+provider runs it) and are marked secret like the provider's kubeconfig.
 """
 
 from __future__ import annotations

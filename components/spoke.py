@@ -116,8 +116,11 @@ class Spoke(pulumi.ComponentResource):
             if not is_aggregated(obj):
                 continue
             role = obj["metadata"]["name"]
+            # The guard deletes the role and whatever the controller re-creates; a
+            # delete by the provider would wait its whole timeout on a re-creation
+            # (`pulumi.com/skipAwait` does not reach deletes of ClusterRoles).
             self._aggregated[role] = res = self._raw(
-                spoke, _skip_await(obj), ignore_changes=_server_owned(obj),
+                spoke, obj, ignore_changes=_server_owned(obj), retain_on_delete=True,
                 depends_on=self._roots)
             guard = AggregatedRoleGuard(
                 f"{spoke}:{role}", spoke=spoke, role=role, connection=connection,
@@ -196,9 +199,7 @@ def _applied(obj: dict) -> dict:
 
 
 def _skip_await(obj: dict) -> dict:
-    """No delete of this object waits on whatever holds its name afterwards: the
-    aggregation controller may create an aggregated role anew right after its delete
-    (the guard removes that one), and the provider would wait its whole timeout."""
+    """The provider does not wait for this object to be ready after its apply."""
     meta = dict(obj["metadata"])
     meta["annotations"] = {**(meta.get("annotations") or {}),
                            manifests.SKIP_AWAIT_ANNOTATION: "true"}

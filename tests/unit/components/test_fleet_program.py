@@ -203,3 +203,36 @@ def test_waves_register_what_they_may(rollout, down, registered, started):
     assert len(gates) == (0 if rollout is None else sum(1 for r in runs if r.spokes))
     with pytest.raises(pulumi.RunError) if down else contextlib.nullcontext():
         fleet_mod._fail_if_incomplete(results, runs)
+
+
+
+@pulumi.runtime.test
+def test_the_guard_not_the_provider_deletes_aggregated_roles(fleet_cfg, monkeypatch):
+    """A provider delete of an aggregated ClusterRole would wait out its timeout on a
+    role a stale aggregation controller wrote again; the guard deletes it instead."""
+    from components import spoke as spoke_mod
+
+    retained: dict[str, bool] = {}
+    real = spoke_mod.ReleaseObject
+
+    def recording(typ, name, props, opts):
+        if props["kind"] == "ClusterRole":
+            retained[name] = bool(opts.retain_on_delete)
+        return real(typ, name, props, opts)
+
+    REGISTERED.clear()
+    pulumi.runtime.set_mocks(Mocks(), preview=False)
+    monkeypatch.setattr(fleet_mod, "resolve_fleet", resolved_and_planned)
+    monkeypatch.setattr(spoke_mod, "ReleaseObject", recording)
+    spokes = fleet_mod.deploy(fleet_cfg)
+
+    def check(_):
+        guarded = {n.removeprefix("spoke-a:") for t, n, *_ in REGISTERED
+                   if t.endswith("AggregatedRoleGuard") and n.startswith("spoke-a:")}
+        assert {"knative-serving-admin", "addressable-resolver"} <= guarded
+        ours = {n.removeprefix("spoke-a:"): kept for n, kept in retained.items()
+                if n.startswith("spoke-a:")}
+        assert {role for role, kept in ours.items() if kept} == guarded
+        assert len(ours) > len(guarded)
+
+    return pulumi.Output.all(*[s.ready for s in spokes.values()]).apply(check)
