@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -56,6 +57,8 @@ def up(where: LabDir, spokes: int) -> dict:
             kwok.delete(name)
         timings[name] = round(kwok.create(name), 1)
         print(f"lab: cluster {name} up in {timings[name]}s", file=sys.stderr)
+    if set(timings) - {HUB}:
+        forget_state(where, "a spoke it describes was created anew")
     hub_kc = kwok.kubeconfig_path(HUB)
     register.install_clusterprofile_crd(register.api_client(hub_kc))
     for name in spoke_names(spokes):
@@ -129,6 +132,15 @@ def dump(where: LabDir, out: Path) -> None:
     print(f"lab: dumped logs and events to {out}", file=sys.stderr)
 
 
+def forget_state(where: LabDir, why: str) -> None:
+    """Removes the lab's stack state once the clusters it describes are gone: kept, the
+    next `make demo` would take objects on the new spokes for present (a no-op that
+    installs nothing) or fail to update what is not there."""
+    if where.state.exists():
+        shutil.rmtree(where.state)
+        print(f"lab: removed the stacks' state in {where.state} ({why})", file=sys.stderr)
+
+
 def down(where: LabDir) -> None:
     lab = load_lab(where)
     bin_path = Path(lab["bin"]) if lab else bin_dir(build=False)
@@ -138,6 +150,7 @@ def down(where: LabDir) -> None:
         if name in names or not lab:
             kwok.delete(name)
     where.description.unlink(missing_ok=True)
+    forget_state(where, "its clusters were deleted")
     print("lab: down", file=sys.stderr)
 
 

@@ -49,6 +49,12 @@ class LabDir:
     def dump(self) -> Path:
         return self.root / "dump"
 
+    @property
+    def state(self) -> Path:
+        """The file state backend of the stacks run on this lab (the Makefile's demo
+        stack, the benchmarks'): it describes objects on this lab's clusters only."""
+        return self.root / "state"
+
     def kubeconfig(self, cluster: str) -> Path:
         return self.root / f"{cluster}.kubeconfig"
 
