@@ -11,13 +11,9 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from config.selector import LabelSelector
+from config.when_deselected import FAIL
 from core.strict import Strict, dns_label_name
 from knative.spec.component import EventingSpec, ServingSpec
-
-# What happens to a spoke the group managed on the last run and no longer selects.
-FAIL = "Fail"
-UNINSTALL = "Uninstall"
-
 
 GroupName = dns_label_name("group name")
 

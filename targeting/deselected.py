@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from config.groups import UNINSTALL, FleetGroup
+from config.when_deselected import UNINSTALL
 from core.reasons import REMEDIATION, Reason
-from targeting.selection import Profile, SelectedSpoke
+
+if TYPE_CHECKING:  # the membership's dynamic provider loads this module: no config models
+    from config.groups import FleetGroup
+    from targeting.selection import Profile, SelectedSpoke
 
 
 def membership_record(spokes: Iterable[SelectedSpoke], groups: Iterable[FleetGroup],

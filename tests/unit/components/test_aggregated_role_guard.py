@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import subprocess
+import sys
 
 import pytest
 from kubernetes.client.rest import ApiException
 
+from components import aggregated_role_cleanup as cleanup
 from components import aggregated_role_guard as guard
 from components import spoke_access
 from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, selector_matches
+from lab.paths import REPO
 from tests.support.factories import spoke_connection
 
 RULE = {"apiGroups": ["a"], "resources": ["x"], "verbs": ["get"]}
@@ -76,11 +80,11 @@ class FakeRbac:
 
 @pytest.fixture(autouse=True)
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(guard, "POLL_S", 0.001)
+    monkeypatch.setattr(cleanup, "POLL_S", 0.001)
 
 
 def run(monkeypatch: pytest.MonkeyPatch, rbac: FakeRbac) -> None:
-    monkeypatch.setattr(guard, "_rbac", lambda props: contextlib.nullcontext(rbac))
+    monkeypatch.setattr(cleanup, "_rbac", lambda props: contextlib.nullcontext(rbac))
     guard.settle_and_delete({"role": "agg"})
 
 
@@ -121,7 +125,7 @@ def test_leaves_a_role_someone_else_wrote(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_sweep_deletes_only_recreations(monkeypatch: pytest.MonkeyPatch) -> None:
     rbac = FakeRbac([recreation([RULE])])
-    monkeypatch.setattr(guard, "_rbac", lambda props: contextlib.nullcontext(rbac))
+    monkeypatch.setattr(cleanup, "_rbac", lambda props: contextlib.nullcontext(rbac))
     guard.sweep({"roles": ["agg", "absent"]})
     assert rbac.roles == {}
 
@@ -131,3 +135,15 @@ def test_connection_survives_pulumi_dropping_unset_fields() -> None:
     props = {k: v for k, v in spoke_access.connection_props(conn).items() if v is not None}
     props["args"], props["env"] = list(conn.args), [list(p) for p in conn.env]
     assert spoke_access.connection_from_props(props) == conn
+
+
+def test_the_dynamic_providers_load_without_the_kubernetes_client_or_config_models() -> None:
+    """The engine starts the dynamic provider and unpickles these modules in its
+    one-at-a-time step loop before a spoke's objects: what they import is on every
+    preview's path."""
+    code = ("import sys, components.aggregated_role_guard, components.membership; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'kubernetes', 'pydantic', 'access', 'knative'}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,
+                         capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
