@@ -24,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench.breakdown import configgroup, engine_profile, program_profile, report
+from bench.breakdown import configgroup, engine_profile, grpc_calls, program_profile, report
 from bench.breakdown.requests import Requests
 from bench.commands import BenchError, Runner
 from bench.design import BENCHMARKS_MD, FLEET_SPOKE, KUBECTL_SPOKE
@@ -44,6 +44,7 @@ BREAKDOWN_LAB = REPO / ".lab-bench-breakdown"
 RESULTS_JSON = REPO / "bench" / "breakdown-results.json"
 PROGRAM_SPOKES = 10
 PROFILE_FLAG = "--program-profile"
+GRPC_LOG_ENV = "PULUMI_DEBUG_GRPC"
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -85,6 +86,7 @@ def spoke_side(runner: Runner, out: dict[str, Any]) -> Path:
         del stack.env[PROFILE_ENV]
         out["fleet_preview"] = configgroup.figures(res)
         out["fleet_preview_requests"] = _requests(requests.counts)
+        out["fleet_preview_grpc"] = preview_calls(runner, stack)
 
         cfg = parse_fleet_config({"releaseBase": f"file://{RELEASES}",
                                   "fleet": [bench_entry(KUBECTL_SPOKE)]})
@@ -117,6 +119,23 @@ def spoke_side(runner: Runner, out: dict[str, Any]) -> Path:
     if not found:
         raise BenchError(f"pulumi wrote no CPU profile at {prefix}.<pid>.cpu")
     return found[-1]
+
+
+def preview_calls(runner: Runner, stack: Any) -> dict[str, Any]:
+    """A further no-op preview with the engine's gRPC log: per kind, what the provider's
+    Check and Diff calls took, and when the run reached each stage. The log holds every
+    request in full, so it is deleted once read."""
+    log("pulumi preview (no-op) with the engine's gRPC log")
+    path = runner.lab_root / "work" / "preview-grpc.json"
+    stack.env[GRPC_LOG_ENV] = str(path)
+    try:
+        res = stack.must("pulumi preview", "preview", "--diff", "--expect-no-changes")
+        calls = grpc_calls.read_file(path)
+    finally:
+        del stack.env[GRPC_LOG_ENV]
+        path.unlink(missing_ok=True)
+    return {"s": res.seconds, "per_kind": grpc_calls.per_kind(calls),
+            **grpc_calls.milestones(calls)}
 
 
 def engine_side(runner: Runner, profile: Path, out: dict[str, Any]) -> None:

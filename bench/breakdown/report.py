@@ -118,6 +118,42 @@ def configgroup_section(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def grpc_section(r: dict[str, Any], top: int = 10) -> list[str]:
+    """The provider per object: the engine's Check and Diff calls in a no-op preview."""
+    g = r.get("fleet_preview_grpc")
+    if not g:
+        return []
+    lines = [
+        "### The provider per object: the engine's calls in a no-op preview",
+        "",
+        f"A further no-op `pulumi preview --diff` with `PULUMI_DEBUG_GRPC` (the engine logs "
+        f"every call; the log is read into these figures and deleted): {g['s']:.1f} s, of "
+        f"which the log itself costs some. Seconds from the engine's first call to the "
+        f"language host: the program started at {g['program_started_s']:.2f} s, the first "
+        f"resource's `Check` was sent at {g['first_check_s']:.2f} s and the last at "
+        f"{g['last_check_s']:.2f} s, the program ended at {g['program_done_s']:.2f} s. "
+        "The engine takes the registrations one at a time, with a `Check` and then a `Diff` "
+        "call to the provider for each object: once the program has declared its "
+        "resources, these calls are the preview's path.",
+        "",
+        "| kind | objects | `Check`, ms in all | `Check`, ms each | `Diff`, ms in all | "
+        "`Diff`, ms each |",
+        "|---|---|---|---|---|---|",
+    ]
+    checks, diffs = g["per_kind"]["Check"], g["per_kind"]["Diff"]
+    for kind in list(checks)[:top]:
+        n, check_ms = checks[kind]
+        dn, diff_ms = diffs.get(kind, [0, 0.0])
+        lines.append(f"| {kind} | {n:.0f} | {check_ms:.0f} | {check_ms / n:.1f} | "
+                     f"{diff_ms:.0f} | {diff_ms / dn if dn else 0:.1f} |")
+    total_n = sum(v[0] for v in checks.values())
+    total_c = sum(v[1] for v in checks.values())
+    total_d = sum(v[1] for v in diffs.values())
+    lines.append(f"| **all** | {total_n:.0f} | {total_c:.0f} | {total_c / total_n:.1f} | "
+                 f"{total_d:.0f} | {total_d / total_n:.1f} |" if total_n else "| **all** | 0 |")
+    return lines
+
+
 def markdown(r: dict[str, Any]) -> str:
     fi, ki = r["fleet_install_requests"], r["kubectl_install_requests"]
     lines = [
@@ -159,6 +195,8 @@ def markdown(r: dict[str, Any]) -> str:
         *_seconds_table("package", r["engine_packages"], r["engine_cpu_s"]),
         "",
         *_seconds_table("function", r["engine_functions"], r["engine_cpu_s"]),
+        "",
+        *grpc_section(r),
         "",
         *program_sections(r),
         "",

@@ -3,10 +3,11 @@ rows, cProfile areas, and a report that shows both sides of every request."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 
-from bench.breakdown import engine_profile, program_profile, report
+from bench.breakdown import engine_profile, grpc_calls, program_profile, report
 from bench.breakdown.requests import by_verb, delta, request_counts
 from lab.paths import REPO
 
@@ -104,3 +105,44 @@ def test_the_report_shows_both_sides() -> None:
     assert "Other work shared the machine" in text  # load 3.5 on 2 cores
     results["machine_load_end"] = "1.5 1 1"
     assert "Other work shared the machine" not in report.markdown(results)
+
+
+def _line(method: str, progress: str, at: str, urn: str = "", duration_ns: int = 0) -> str:
+    entry = {"method": f"/pulumirpc.ResourceProvider/{method}", "progress": progress,
+             "timestamp": f"2026-11-26T03:33:{at}Z", "request": {"urn": urn} if urn else {}}
+    if progress == "response_completed":
+        entry["duration"] = duration_ns
+    return json.dumps(entry)
+
+
+CRD = ("urn:pulumi:demo::knative-fleet::knative-fleet:index:Spoke$kubernetes:"
+       "apiextensions.k8s.io/v1:CustomResourceDefinition::spoke-1:a.b")
+ROLE = ("urn:pulumi:demo::knative-fleet::knative-fleet:index:Spoke$kubernetes:"
+        "rbac.authorization.k8s.io/v1:ClusterRole::spoke-1:r")
+
+
+def test_grpc_calls_per_kind_and_milestones() -> None:
+    lines = [
+        _line("Run", "request_started", "01.000000"),
+        json.dumps({"method": "/x/RegisterResource", "progress": "response_completed",
+                    "timestamp": "0001-01-01T00:00:00Z", "duration": 5}),
+        _line("Check", "request_started", "01.500000", CRD),
+        _line("Check", "response_completed", "01.510000", CRD, 10_000_000),
+        _line("Diff", "response_completed", "01.520000", CRD, 8_000_000),
+        _line("Check", "request_started", "02.000000", ROLE),
+        _line("Check", "response_completed", "02.002000", ROLE, 2_000_000),
+        _line("Check", "response_completed", "02.004000", ROLE, 4_000_000),
+        _line("Run", "response_completed", "03.250000", duration_ns=2_250_000_000),
+    ]
+    calls = grpc_calls.read_calls(lines)
+    assert len(calls) == 8  # the untimed call is left out
+    kinds = grpc_calls.per_kind(calls)
+    assert kinds["Check"] == {"ClusterRole": [2, 6.0], "CustomResourceDefinition": [1, 10.0]}
+    assert kinds["Diff"] == {"CustomResourceDefinition": [1, 8.0]}
+    assert grpc_calls.milestones(calls) == {
+        "program_started_s": 0.0, "first_check_s": 0.5, "last_check_s": 1.0,
+        "program_done_s": 2.25}
+    section = "\n".join(report.grpc_section({"fleet_preview_grpc": {
+        "s": 3.0, "per_kind": kinds, **grpc_calls.milestones(calls)}}))
+    assert "| ClusterRole | 2 | 6 | 3.0 | 0 | 0.0 |" in section
+    assert "| **all** | 3 | 16 | 5.3 | 8 | 2.7 |" in section
