@@ -58,13 +58,13 @@ class BenchStack(FleetStack):
 
     def __init__(self, lab: Lab, name: str, runner: Runner, extra_args: list[str],
                  extra_env: dict[str, str]) -> None:
-        super().__init__(lab, name, lab.dir.root / "state")
+        super().__init__(lab, name, lab.dir.state)
         # `--event-log` exists only with the CLI's debug commands on.
         self.env.update({"PULUMI_DEBUG_COMMANDS": "true", **extra_env})
         self.runner = runner
         self.extra_args = extra_args
         self.work = lab.dir.root / "work"
-        self.state_dir = lab.dir.root / "state"
+        self.state_dir = lab.dir.state
 
     def pulumi(self, *args: str, sample_rss: bool = False,
                event_log: str | None = None) -> Timed:

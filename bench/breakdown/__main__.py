@@ -28,7 +28,7 @@ from bench.breakdown import configgroup, engine_profile, grpc_calls, program_pro
 from bench.breakdown.requests import Requests
 from bench.commands import BenchError, Runner
 from bench.design import BENCHMARKS_MD, FLEET_SPOKE, KUBECTL_SPOKE
-from bench.fleet_stack import bench_entry
+from bench.fleet_stack import BenchStack, bench_entry
 from bench.fresh_lab import fresh_lab, on_own_lab
 from bench.kubectl import Kubectl, render_baseline
 from bench.log import log
@@ -121,7 +121,7 @@ def spoke_side(runner: Runner, out: dict[str, Any]) -> Path:
     return found[-1]
 
 
-def preview_calls(runner: Runner, stack: Any) -> dict[str, Any]:
+def preview_calls(runner: Runner, stack: BenchStack) -> dict[str, Any]:
     """A further no-op preview with the engine's gRPC log: per kind, what the provider's
     Check and Diff calls took, and when the run reached each stage. The log holds every
     request in full, so it is deleted once read."""

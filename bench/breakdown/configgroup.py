@@ -37,7 +37,7 @@ class Trial:
     """The trial's stack in the lab's state backend, against one spoke."""
 
     def __init__(self, lab: Lab, runner: Runner, name: str, spoke: str) -> None:
-        self.stack = Stack(PROJECT, name, lab.dir.root / "state", lab.bin)
+        self.stack = Stack(PROJECT, name, lab.dir.state, lab.bin)
         self.runner, self.lab, self.spoke = runner, lab, spoke
 
     def pulumi(self, what: str, *args: str) -> Timed:
