@@ -17,6 +17,8 @@ export PULUMI_SKIP_UPDATE_CHECK := true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
 # One state write per run instead of two full rewrites per object (README, "Running it").
 export PULUMI_SKIP_CHECKPOINTS ?= true
+# Each object's Diff off the engine's one-at-a-time step loop (README, "Running it").
+export PULUMI_PARALLEL_DIFF ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 

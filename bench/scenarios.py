@@ -40,7 +40,7 @@ from bench.summary import summarise
 from config.fleet import parse_fleet_config
 from lab.handle import Lab, ensure_lab
 from lab.paths import RELEASES, REPO
-from lab.stack import SKIP_CHECKPOINTS
+from lab.stack import PARALLEL_DIFF, SKIP_CHECKPOINTS
 
 
 @dataclass(frozen=True)
@@ -221,7 +221,9 @@ def settings_of(options: Options, stack: BenchStack) -> dict[str, str]:
         "provider_qps": f"{options.qps:g}" if options.qps else "provider default",
         "provider_burst": str(options.burst) if options.burst else "provider default",
         "engine_env": f"{SKIP_CHECKPOINTS}={stack.env.get(SKIP_CHECKPOINTS, 'unset')}"
-                      " (the README's setting; rows marked 'default checkpointing' unset it)",
+                      " (the README's setting; rows marked 'default checkpointing' unset it), "
+                      f"{PARALLEL_DIFF}={stack.env.get(PARALLEL_DIFF, 'unset')}"
+                      " (the README's setting)",
     }
 
 

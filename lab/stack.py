@@ -17,6 +17,9 @@ PASSPHRASE = "knative-fleet-tests"
 # The README's setting for self-managed backends: one state write per run instead of
 # two full rewrites per object (see "Running it" in the README).
 SKIP_CHECKPOINTS = "PULUMI_SKIP_CHECKPOINTS"
+# The README's setting for every stack: each object's Diff call off the engine's
+# one-at-a-time step loop (see "Running it" in the README).
+PARALLEL_DIFF = "PULUMI_PARALLEL_DIFF"
 
 
 @dataclass
@@ -43,6 +46,7 @@ class Stack:
             "PULUMI_BACKEND_URL": f"file://{state_dir}",
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
             SKIP_CHECKPOINTS: "true",
+            PARALLEL_DIFF: "true",
             **(env or {}),
         })
 

@@ -81,6 +81,7 @@ def _stack(stack: StackFile, after: list[str], s: OperatorStackSettings) -> dict
             "PULUMI_CONFIG_PASSPHRASE": {
                 "type": "Secret", "secret": {"name": s.passphrase_secret, "key": "passphrase"}},
             "PULUMI_SKIP_CHECKPOINTS": {"type": "Literal", "literal": {"value": "true"}},
+            "PULUMI_PARALLEL_DIFF": {"type": "Literal", "literal": {"value": "true"}},
         },
         "refresh": True,
         "continueResyncOnCommitMatch": True,

@@ -94,6 +94,7 @@ module_json() {
 }
 
 sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"; }
+cli_pkg_dir() { module_json Dir "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION"; }
 langhost_sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_LANGHOST_SDK_VERSION"; }
 provider_dir() { module_json Dir "github.com/pulumi/pulumi-kubernetes/provider/v4@$PULUMI_KUBERNETES_PROVIDER_MODULE"; }
 operator_dir() { module_json Dir "knative.dev/operator@$KNATIVE_OPERATOR_VERSION"; }
@@ -175,8 +176,7 @@ build_small() {
 }
 
 build_pulumi() {
-  gobuild pulumi-cli "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
-    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  build_cli
   build_langhost
   local sdk f
   sdk="$(sdk_dir)"
@@ -186,6 +186,26 @@ build_pulumi() {
   for f in cmd/pulumi-language-python-exec dist/pulumi-resource-pulumi-python; do
     [ -x "$BIN/${f#*/}" ] || install -m 755 "$sdk/python/$f" "$BIN/"
   done
+}
+
+# The Pulumi CLI, built from the wrapper module against a copy of its pkg/v3 module with
+# the change in patches/pulumi-cli/: the engine deep-copied every event it handed the
+# display, so a no-op preview copied every object's inputs and outputs twice (README,
+# "Toolchain").
+build_cli() {
+  [ -x "$BIN/pulumi" ] && return 0
+  local work="$OUT/cli-src" start=$SECONDS
+  rm -rf "$work" && mkdir -p "$work"
+  cp "$HERE/modules/pulumi-cli/go.mod" "$HERE/modules/pulumi-cli/go.sum" "$work/"
+  patch_cli "$(cli_pkg_dir)" "$work/pkg"
+  echo "replace github.com/pulumi/pulumi/pkg/v3 => ./pkg" >> "$work/go.mod"
+  log "building pulumi (patched)"
+  (cd "$work" && go build -trimpath -gcflags "$GCFLAGS" -o "$BIN/pulumi.tmp" \
+    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
+    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi)
+  mv "$BIN/pulumi.tmp" "$BIN/pulumi"
+  rm -rf "$work"
+  log "built pulumi in $((SECONDS - start))s"
 }
 
 # The Python language host, built from a copy of its package in the SDK module with
@@ -268,6 +288,9 @@ patch_provider() { patch_copy "$1" "$2" pulumi-kubernetes 1; }
 # root (python/cmd/pulumi-language-python/main.go).
 patch_langhost() { patch_copy "$1" "$2" pulumi-language-python 4; }
 
+# The CLI's pkg/v3 module, its patches' paths taken from the module's root.
+patch_cli() { patch_copy "$1" "$2" pulumi-cli 1; }
+
 # The provider's main package embeds schema-embed.json and terraform-mapping-embed.json,
 # which its module zip does not ship; its own generate.go makes them from the committed
 # schema.json and terraform-mapping.json. The module cache is read-only, so main.go is
@@ -334,6 +357,7 @@ check_downloads() {
   local d
   d="$(sdk_dir)"; test -f "$d/python/cmd/pulumi-language-python-exec"
   test -f "$d/python/dist/pulumi-resource-pulumi-python"
+  d="$(cli_pkg_dir)"; test -f "$d/engine/events.go"
   d="$(langhost_sdk_dir)"; test -f "$d/python/cmd/pulumi-language-python/main.go"
   d="$(provider_dir)"; test -f "$d/cmd/pulumi-resource-kubernetes/main.go"
   test -f "$d/cmd/pulumi-resource-kubernetes/generate.go"

@@ -57,8 +57,9 @@ class Variant:
 VARIANTS = (
     Variant("parallel-32", "`--parallel 32` (the CLI's default is 8 on 2 cores)",
             args=("--parallel", "32")),
-    Variant("parallel-diff", "`PULUMI_PARALLEL_DIFF=true` (diffs run in parallel)",
-            env={"PULUMI_PARALLEL_DIFF": "true"}),
+    Variant("serial-diff", "`PULUMI_PARALLEL_DIFF=false` (diffs one at a time, Pulumi's "
+            "default; the defaults here, the README's setting, run them in parallel)",
+            env={"PULUMI_PARALLEL_DIFF": "false"}),
     Variant("gogc-50", "`GOGC=50` for the engine and the providers (Go: collect at 50% "
             "heap growth instead of 100%)", env={"GOGC": "50"}),
     Variant("gomemlimit-200", "`GOMEMLIMIT=200MiB` for the engine and the providers (Go: "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.stack import PASSPHRASE, SKIP_CHECKPOINTS, Stack
+from lab.stack import PARALLEL_DIFF, PASSPHRASE, SKIP_CHECKPOINTS, Stack
 
 
 def test_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,6 +25,7 @@ def test_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] == "true"
     assert env["PULUMI_HOME"] == str(tmp_path / "toolchain" / "pulumi-home")
     assert env[SKIP_CHECKPOINTS] == "true"
+    assert env[PARALLEL_DIFF] == "true"
     assert env["EXTRA"] == "1"
     assert (tmp_path / "state").is_dir()
 

@@ -1,7 +1,8 @@
-"""toolchain/build.sh's patch_provider and patch_langhost: the provider and the Python
-language host are built with exactly the changes in toolchain/patches/pulumi-kubernetes/
-and toolchain/patches/pulumi-language-python/, and code that no longer matches them is
-refused, not built."""
+"""toolchain/build.sh's patch_provider, patch_langhost and patch_cli: the provider, the
+Python language host and the Pulumi CLI are built with exactly the changes in
+toolchain/patches/pulumi-kubernetes/, toolchain/patches/pulumi-language-python/ and
+toolchain/patches/pulumi-cli/, and code that no longer matches them is refused, not
+built."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ PATCHES = sorted((REPO / "toolchain" / "patches" / "pulumi-kubernetes").glob("*.
 LANGHOST_PATCHES = sorted(
     (REPO / "toolchain" / "patches" / "pulumi-language-python").glob("*.patch"))
 LANGHOST_DIR = "python/cmd/pulumi-language-python/"
+CLI_PATCHES = sorted((REPO / "toolchain" / "patches" / "pulumi-cli").glob("*.patch"))
 FILLER = "// code the patches do not touch\n"
 
 
@@ -148,3 +150,29 @@ def test_the_script_lists_what_pip_lists() -> None:
     want = sorted(map(key, json.JSONDecoder().raw_decode(pips)[0]))
     assert sorted(map(key, json.loads(ours))) == want
     assert any(name == "pulumi" for name, _, _ in want)
+
+
+def _cli(root: Path, side: int, edit: dict[str, str] | None = None) -> Path:
+    return provider(root, side, edit, CLI_PATCHES)
+
+
+def test_the_cli_copies_same_steps_events_without_a_deep_copy(tmp_path: Path) -> None:
+    assert [p.name for p in CLI_PATCHES] == ["same-step-events-without-deep-copy.patch"]
+    res = patch(_cli(tmp_path / "src", 0), tmp_path / "dst", "patch_cli")
+    assert res.returncode == 0, res.stderr
+    got = (tmp_path / "dst" / "engine" / "events.go").read_text()
+    assert got == (_cli(tmp_path / "want", 1) / "engine" / "events.go").read_text()
+    # Both resource events of a custom resource's same step, and nothing else, skip the
+    # deep copy; each still holds the states' locks while it copies them field by field.
+    assert got.count("if m, ok := sameStepMetadata(p.Metadata); ok {") == 2
+    assert "if m.Op != deploy.OpSame {" in got
+    assert "if s != nil && !s.Custom {" in got
+    assert "c.State = s.State.Copy()" in got
+
+
+def test_a_cli_whose_code_moved_is_refused(tmp_path: Path) -> None:
+    moved = {"\t\ttyp = ResourceOutputsEvent\n": "\t\ttyp = ResourceOutputsEvent // moved\n"}
+    res = patch(_cli(tmp_path / "src", 0, moved), tmp_path / "dst", "patch_cli")
+    assert res.returncode != 0
+    assert "review toolchain/patches/pulumi-cli" in res.stderr
+    assert not (tmp_path / "dst").exists()
