@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from lab.paths import REPO
 
@@ -125,14 +128,6 @@ def test_the_language_host_lists_packages_without_pip(tmp_path: Path) -> None:
     assert 'args := []string{"-c", listPackagesScript}' in got
 
 
-def test_a_language_host_whose_code_moved_is_refused(tmp_path: Path) -> None:
-    moved = {"// Run the `python -m pip list -v --format json` command.\n": ""}
-    res = patch(_langhost(tmp_path / "src", 0, moved), tmp_path / "dst", "patch_langhost")
-    assert res.returncode != 0
-    assert "review toolchain/patches/pulumi-language-python" in res.stderr
-    assert not (tmp_path / "dst").exists()
-
-
 def test_the_script_lists_what_pip_lists() -> None:
     """The language host's script, run by this Python: the same name, version and
     location of every installed distribution as `pip list -v --format json`."""
@@ -170,9 +165,16 @@ def test_the_cli_copies_same_steps_events_without_a_deep_copy(tmp_path: Path) ->
     assert "c.State = s.State.Copy()" in got
 
 
-def test_a_cli_whose_code_moved_is_refused(tmp_path: Path) -> None:
-    moved = {"\t\ttyp = ResourceOutputsEvent\n": "\t\ttyp = ResourceOutputsEvent // moved\n"}
-    res = patch(_cli(tmp_path / "src", 0, moved), tmp_path / "dst", "patch_cli")
+@pytest.mark.parametrize(("stand_in", "function", "patch_set", "moved"), [
+    (_langhost, "patch_langhost", "pulumi-language-python",
+     {"// Run the `python -m pip list -v --format json` command.\n": ""}),
+    (_cli, "patch_cli", "pulumi-cli",
+     {"\t\ttyp = ResourceOutputsEvent\n": "\t\ttyp = ResourceOutputsEvent // moved\n"}),
+], ids=["language-host", "cli"])
+def test_a_language_host_or_cli_whose_code_moved_is_refused(
+        tmp_path: Path, stand_in: Callable[..., Path], function: str, patch_set: str,
+        moved: dict[str, str]) -> None:
+    res = patch(stand_in(tmp_path / "src", 0, moved), tmp_path / "dst", function)
     assert res.returncode != 0
-    assert "review toolchain/patches/pulumi-cli" in res.stderr
+    assert f"review toolchain/patches/{patch_set}" in res.stderr
     assert not (tmp_path / "dst").exists()
