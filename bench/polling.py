@@ -9,9 +9,10 @@ from typing import Self
 
 
 class Poller:
-    """Calls `poll()` at once, then every `interval` seconds until the `with` block
-    ends, and one last time after it (what happened since the last look). Subclasses
-    implement `poll`."""
+    """Calls `poll()` at once, in the caller's thread (a command started just before the
+    `with` is looked at without waiting for another thread to be scheduled), then every
+    `interval` seconds from a thread until the `with` block ends, and one last time
+    after it (what happened since the last look). Subclasses implement `poll`."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
@@ -22,6 +23,7 @@ class Poller:
         raise NotImplementedError
 
     def __enter__(self) -> Self:
+        self.poll()
         self._thread.start()
         return self
 
@@ -32,7 +34,5 @@ class Poller:
         self.poll()
 
     def _loop(self) -> None:
-        while True:
+        while not self._stop.wait(self.interval):
             self.poll()
-            if self._stop.wait(self.interval):
-                return

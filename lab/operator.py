@@ -23,7 +23,8 @@ from kubernetes.client.rest import ApiException
 
 from lab.crds import install_crds
 from lab.handle import Cluster
-from lab.idempotent import create_if_absent, delete_if_present
+from lab.idempotent import create_if_absent
+from lab.removal import delete_namespaces_then_crds
 from lab.wait import wait_for
 
 OPERATOR_NAMESPACE = "knative-operator"
@@ -187,16 +188,9 @@ def release_orphaned(api: client.ApiClient, kind: str, namespace: str, name: str
     wait_for(gone, timeout, what=f"{kind} {namespace}/{name} deleted (orphaning its objects)")
 
 
-def remove_operator(api: client.ApiClient, timeout: float = 120) -> None:
-    """Deletes the operator's CRDs and its system namespace (the operator's own uninstall
-    on a cluster: after the take-over no CR of its kinds is left)."""
-    ext = client.ApiextensionsV1Api(api)
-    for plural in PLURALS.values():
-        delete_if_present(ext.delete_custom_resource_definition, f"{plural}.{GROUP}")
-    delete_if_present(client.CoreV1Api(api).delete_namespace, OPERATOR_NAMESPACE)
-
-    def gone() -> bool:
-        names = {c.metadata.name for c in ext.list_custom_resource_definition().items}
-        return not any(f"{p}.{GROUP}" in names for p in PLURALS.values())
-
-    wait_for(gone, timeout, what="the operator's CRDs deleted")
+def remove_operator(api: client.ApiClient) -> None:
+    """Deletes the operator's system namespace, then its CRDs (the operator's own
+    uninstall on a cluster: after the take-over no CR of its kinds is left), and waits
+    until both are gone."""
+    delete_namespaces_then_crds(api, (OPERATOR_NAMESPACE,),
+                                [f"{plural}.{GROUP}" for plural in PLURALS.values()])

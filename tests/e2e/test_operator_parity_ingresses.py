@@ -31,9 +31,9 @@ from kubernetes import client
 from lab.crds import install_crds
 from lab.fleet import FleetStack
 from lab.handle import Lab
-from lab.idempotent import create_if_absent, delete_if_present
+from lab.idempotent import create_if_absent
 from lab.operator import OPERATOR_NAMESPACE, KnativeOperator, cr
-from lab.wait import wait_for
+from lab.removal import delete_namespaces, delete_namespaces_then_crds
 from tests.support import parity
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.operator_differences import CONTOUR, ISTIO, KNOWN, KOURIER_LB
@@ -42,7 +42,6 @@ from tests.support.operator_lab import (
     SERVING,
     clean_spoke,
     comparable,
-    delete_namespaces,
     delete_resurrected_roles,
     fleet_entry,
     install,
@@ -183,15 +182,8 @@ def _prepare(api: client.ApiClient, variant: Variant) -> None:
 
 def _unprepare(api: client.ApiClient, variant: Variant) -> None:
     """Takes away what _prepare made (and waits until it is gone)."""
-    ext = client.ApiextensionsV1Api(api)
-    names = [crd["metadata"]["name"] for crd in variant.crds]
-    for name in names:
-        delete_if_present(ext.delete_custom_resource_definition, name)
-    if variant.namespaces:
-        delete_namespaces(api, variant.namespaces)
-    wait_for(lambda: not set(names) & {c.metadata.name for c in
-                                       ext.list_custom_resource_definition().items},
-             120, what="the stub CRDs deleted")
+    delete_namespaces_then_crds(api, variant.namespaces,
+                                [crd["metadata"]["name"] for crd in variant.crds])
 
 
 def test_both_installs_are_ready(world: dict) -> None:

@@ -16,9 +16,8 @@ from kubernetes import client
 
 from lab.crds import install_crds
 from lab.handle import Lab
-from lab.idempotent import delete_if_present
 from lab.paths import PULUMI_OPERATOR_CRDS, REPO
-from lab.wait import wait_for
+from lab.removal import delete_namespaces_then_crds
 
 pytestmark = pytest.mark.lab
 EXAMPLE = REPO / "runner" / "examples" / "operator-stacks.yaml"
@@ -31,24 +30,12 @@ def hub(lab: Lab) -> Iterator[Lab]:
     crds = [yaml.safe_load(p.read_text()) for p in sorted(PULUMI_OPERATOR_CRDS.glob("*.yaml"))]
     assert len(crds) == 4, f"expected the operator's 4 CRDs in {PULUMI_OPERATOR_CRDS}"
     names = [crd["metadata"]["name"] for crd in crds]
-    ext = client.ApiextensionsV1Api(lab.hub.api())
-    core = client.CoreV1Api(lab.hub.api())
     try:
         install_crds(lab.hub.api(), crds)
-        core.create_namespace({"metadata": {"name": NAMESPACE}})
+        client.CoreV1Api(lab.hub.api()).create_namespace({"metadata": {"name": NAMESPACE}})
         yield lab
     finally:
-        for name in names:
-            delete_if_present(ext.delete_custom_resource_definition, name)
-        delete_if_present(core.delete_namespace, NAMESPACE)
-        wait_for(lambda: not _present(ext, core, names), 120,
-                 what="the operator's CRDs and the namespace gone from the hub")
-
-
-def _present(ext: client.ApiextensionsV1Api, core: client.CoreV1Api, names: list[str]) -> bool:
-    crds = {c.metadata.name for c in ext.list_custom_resource_definition().items}
-    namespaces = {n.metadata.name for n in core.list_namespace().items}
-    return bool(crds & set(names)) or NAMESPACE in namespaces
+        delete_namespaces_then_crds(lab.hub.api(), (NAMESPACE,), names)
 
 
 def kubectl(lab: Lab, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

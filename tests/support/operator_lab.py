@@ -21,6 +21,7 @@ from knative.aggregated_roles import is_controller_recreation
 from lab.handle import Lab
 from lab.idempotent import delete_if_present
 from lab.operator import release_orphaned, remove_operator
+from lab.removal import delete_namespaces
 from lab.wait import WaitTimeout, wait_for
 from review.fields import lookup, parse_path
 from tests.support import parity
@@ -86,8 +87,9 @@ def clean_spoke(lab: Lab, api: client.ApiClient,
     """Whatever the tests left of the operator's install on spoke-1 goes (after a failed
     take-over, every object of it), so the next module starts from the lab's empty
     spoke: the CRs without their finalizer, then every object the operator labelled
-    (app.kubernetes.io/name, its InjectLabel), then the operator itself, then
-    `namespaces` (the install namespaces, and any other the test made)."""
+    (app.kubernetes.io/name, its InjectLabel), then `namespaces` (the install namespaces,
+    and any other the test made), then the operator itself (lab/removal.py: namespaces
+    before CRDs)."""
     for kind, ns, name in (("KnativeServing", SERVING, SERVING),
                            ("KnativeEventing", EVENTING, EVENTING)):
         delete_if_present(release_orphaned, api, kind, ns, name)
@@ -98,9 +100,9 @@ def clean_spoke(lab: Lab, api: client.ApiClient,
                     "-l", "app.kubernetes.io/name in (knative-serving,knative-eventing)",
                     "--ignore-not-found", "--wait=false"],
                    check=True, stdout=subprocess.DEVNULL, timeout=300)
+    delete_namespaces(api, namespaces)
     remove_operator(api)
     delete_resurrected_roles(api)
-    delete_namespaces(api, namespaces)
 
 
 def delete_resurrected_roles(api: client.ApiClient, timeout: float = 120) -> list[str]:
@@ -162,16 +164,6 @@ def controller_barrier(rbac: client.RbacAuthorizationV1Api, timeout: float = 60)
             wait_for(lambda: not rbac.read_cluster_role(aggregate).rules, timeout,
                      what=f"the aggregation controller emptied {aggregate}")
         delete_if_present(rbac.delete_cluster_role, aggregate)
-
-
-def delete_namespaces(api: client.ApiClient, namespaces: tuple[str, ...]) -> None:
-    """Deletes the namespaces (those that exist) and waits until they are gone."""
-    core = client.CoreV1Api(api)
-    for ns in namespaces:
-        delete_if_present(core.delete_namespace, ns)
-    wait_for(lambda: not set(namespaces) & {n.metadata.name for n in
-                                            core.list_namespace().items},
-             300, what=f"namespaces {', '.join(namespaces)} deleted")
 
 
 def step_changes(steps: list[dict]) -> list[tuple[str, str, list]]:

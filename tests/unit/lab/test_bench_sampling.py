@@ -5,10 +5,14 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import psutil
+import pytest
 
+from bench import commands
 from bench.commands import Runner
 from bench.sampling import MachineCpu, ProcessCpu, TreeSampler, process_kind
 from lab.paths import REPO
@@ -72,13 +76,35 @@ def test_cpu_seconds_of_given_processes() -> None:
     assert 0.0 <= machine.busy_pct() <= 100.0
 
 
-def test_runner_times_samples_and_records(tmp_path: Path) -> None:
+def test_runner_times_samples_and_records(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command runs until the runner's sampler has seen it (a command that ends before
+    the sampler's first look has no memory to report, which a busy machine makes likely
+    for a 30 ms one)."""
+    samplers: list[TreeSampler] = []
+
+    class Watched(TreeSampler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            samplers.append(self)
+
+    monkeypatch.setattr(commands, "TreeSampler", Watched)
+    marker = tmp_path / "sampled"
+    script = tmp_path / "until_sampled.py"
+    script.write_text("import os, time\nprint('hi', flush=True)\n"
+                      f"while not os.path.exists({str(marker)!r}): time.sleep(0.01)\n")
+    args = [sys.executable, str(script)]
     runner = Runner(tmp_path / ".lab-bench")
-    res = runner.run([sys.executable, "-c", "print('hi')"], {}, sample_rss=True)
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(runner.run, args, {}, sample_rss=True)
+        wait_for(lambda: samplers and samplers[0].peak.get("total", 0) > 0, timeout=60,
+                 interval=0.01, what="the command's process tree sampled")
+        marker.touch()
+        res = running.result(timeout=60)
     assert res.ok and res.stdout == "hi\n" and res.seconds > 0
     assert res.rss.get("total") > 0
-    recorded = shlex.join([sys.executable, "-c", "print('hi')"]).replace(str(REPO), "<repo>")
-    assert list(runner.commands) == [recorded]
+    assert res.rss.processes_by_kind == {"program": 1}
+    assert list(runner.commands) == [shlex.join(args).replace(str(REPO), "<repo>")]
 
 
 def test_a_failure_shows_no_secret(tmp_path: Path) -> None:
