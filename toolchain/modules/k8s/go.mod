@@ -3,7 +3,11 @@ module knative-fleet/toolchain/k8s
 
 go 1.26.0
 
-require k8s.io/kubernetes v1.36.3
+require (
+	k8s.io/kubernetes v1.36.3
+	sigs.k8s.io/kwok v0.8.0
+	sigs.k8s.io/cluster-inventory-api v0.1.2
+)
 
 replace (
 	k8s.io/api => k8s.io/api v0.36.3
