@@ -5,16 +5,28 @@ Namespaces go first, while the CRDs stay as they are. Kubernetes' namespace cont
 lists every namespaced kind in discovery before it lets a namespace go; a CRD deleted at
 the same moment can fail that discovery, and the controller retries a failed namespace
 with a backoff that grows to a minute a try. A namespace still there at the deadline is
-reported with its status conditions, which say what the controller is waiting for."""
+reported with its status conditions, which say what the controller is waiting for.
+
+A CRD deleted seconds after it was created can sit Terminating for five minutes: the API
+server's CRD finalizer (apiextensions-apiserver v0.36.3, `crd_finalizer.go`) fails to list
+the instances while the new CRD's watch cache is "(re)initializing", records
+`InstanceDeletionFailed`, and its retry, reading its own stale cache, hits a conflict and
+drops the CRD; its update handler ignores changes to the Terminating condition, so only
+the informer's five-minute resync picks the CRD up again. Any other change to the CRD
+queues it at once, so a CRD found in that state gets an annotation (every 5 s at most
+while it stays so)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 from kubernetes import client
 
 from lab.idempotent import delete_if_present
 from lab.wait import WaitTimeout, wait_for
+
+NUDGE = "knative-fleet.dev/finalizer-nudge"
 
 
 def delete_namespaces(api: client.ApiClient, namespaces: Iterable[str],
@@ -36,14 +48,37 @@ def delete_namespaces(api: client.ApiClient, namespaces: Iterable[str],
 
 
 def delete_crds(api: client.ApiClient, names: Iterable[str], timeout: float = 120) -> None:
-    """Deletes the CRDs (those that exist) and waits until they are gone."""
+    """Deletes the CRDs (those that exist) and waits until they are gone, nudging any the
+    API server's finalizer dropped (module docstring)."""
     wanted = set(names)
     ext = client.ApiextensionsV1Api(api)
     for name in sorted(wanted):
         delete_if_present(ext.delete_custom_resource_definition, name)
-    wait_for(lambda: not wanted & {c.metadata.name for c in
-                                   ext.list_custom_resource_definition().items},
-             timeout, what=f"CRDs {', '.join(sorted(wanted))} deleted")
+
+    nudged: dict[str, float] = {}
+
+    def gone() -> bool:
+        left = [c for c in ext.list_custom_resource_definition().items
+                if c.metadata.name in wanted]
+        for crd in left:
+            name = crd.metadata.name
+            if dropped_by_finalizer(crd) and time.monotonic() - nudged.get(name, -1e9) >= 5:
+                nudged[name] = time.monotonic()
+                delete_if_present(ext.patch_custom_resource_definition, name,
+                                  {"metadata": {"annotations": {NUDGE: str(time.time())}}})
+        return not left
+
+    wait_for(gone, timeout, interval=1, what=f"CRDs {', '.join(sorted(wanted))} deleted")
+
+
+
+def dropped_by_finalizer(crd: client.V1CustomResourceDefinition) -> bool:
+    """Terminating, and the finalizer's last word on it is InstanceDeletionFailed."""
+    if crd.metadata.deletion_timestamp is None:
+        return False
+    conds = (crd.status.conditions if crd.status else None) or []
+    return any(c.type == "Terminating" and c.reason == "InstanceDeletionFailed"
+               for c in conds)
 
 
 def delete_namespaces_then_crds(api: client.ApiClient, namespaces: Iterable[str],

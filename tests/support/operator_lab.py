@@ -21,7 +21,7 @@ from knative.aggregated_roles import is_controller_recreation
 from lab.handle import Lab
 from lab.idempotent import delete_if_present
 from lab.operator import release_orphaned, remove_operator
-from lab.removal import delete_namespaces
+from lab.removal import delete_crds, delete_namespaces
 from lab.wait import WaitTimeout, wait_for
 from review.fields import lookup, parse_path
 from tests.support import parity
@@ -67,10 +67,7 @@ def remove_knative_crds(api: client.ApiClient) -> None:
     names = [c.metadata.name for c in ext.list_custom_resource_definition().items
              if c.spec.group.endswith("knative.dev") and not c.spec.group.startswith(
                  "operator.")]
-    for name in names:
-        delete_if_present(ext.delete_custom_resource_definition, name)
-    wait_for(lambda: not {c.metadata.name for c in ext.list_custom_resource_definition().items}
-             & set(names), 120, what="Knative CRDs kept by earlier installs deleted")
+    delete_crds(api, names)
 
 
 def keep(where: Path, world: dict) -> None:

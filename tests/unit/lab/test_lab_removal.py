@@ -1,5 +1,6 @@
-"""Namespaces are gone before any CRD is deleted, and a namespace that stays is reported
-with what the namespace controller says about it."""
+"""Namespaces are gone before any CRD is deleted; a namespace that stays is reported
+with what the namespace controller says about it; a CRD the API server's finalizer
+dropped is nudged."""
 
 from __future__ import annotations
 
@@ -44,8 +45,40 @@ class FakeCluster:
         self.crds.discard(name)
 
     def list_custom_resource_definition(self) -> SimpleNamespace:
-        return SimpleNamespace(items=[SimpleNamespace(metadata=SimpleNamespace(name=n))
+        return SimpleNamespace(items=[_crd(n) for n in self.crds])
+
+
+class DroppedCrd(FakeCluster):
+    """One CRD the finalizer dropped: Terminating with InstanceDeletionFailed until
+    anything else about it changes."""
+
+    def __init__(self) -> None:
+        super().__init__([], ["eventtransforms.eventing.knative.dev"])
+        self.patches: list[tuple[str, dict]] = []
+        self.deleted: set[str] = set()
+
+    def delete_custom_resource_definition(self, name: str) -> None:
+        self.deleted.add(name)
+
+    def patch_custom_resource_definition(self, name: str, body: dict) -> None:
+        self.patches.append((name, body))
+
+    def list_custom_resource_definition(self) -> SimpleNamespace:
+        if self.patches:
+            self.crds.clear()
+        return SimpleNamespace(items=[_crd(n, terminating=n in self.deleted,
+                                           reason="InstanceDeletionFailed")
                                       for n in self.crds])
+
+
+def _crd(name: str, terminating: bool = False, reason: str | None = None) -> SimpleNamespace:
+    """A CRD as the client returns it (the fields removal.py reads): Terminating with
+    `reason` when one is given."""
+    conds = [SimpleNamespace(type="Terminating", status="True", reason=reason)] if reason else []
+    return SimpleNamespace(
+        metadata=SimpleNamespace(name=name, deletion_timestamp="2026-11-26T10:25:08Z"
+                                 if terminating else None),
+        status=SimpleNamespace(conditions=conds))
 
 
 def _ns(name: str, phase: str) -> client.V1Namespace:
@@ -84,3 +117,20 @@ def test_a_namespace_that_stays_is_reported_with_its_conditions(
     assert "pulumi-fleet (Terminating) NamespaceDeletionDiscoveryFailure=True" in text
     assert "Discovery failed for some groups" in text
     assert not any(c.startswith("delete crd") for c in cluster.calls)
+
+
+def test_a_crd_the_finalizer_dropped_is_nudged(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = DroppedCrd()
+    monkeypatch.setattr(removal.client, "ApiextensionsV1Api", lambda api: fake)
+    monkeypatch.setattr("lab.wait.time.sleep", lambda s: None)
+    removal.delete_crds(None, ["eventtransforms.eventing.knative.dev"], timeout=5)
+    assert [name for name, _ in fake.patches] == ["eventtransforms.eventing.knative.dev"]
+    assert removal.NUDGE in fake.patches[0][1]["metadata"]["annotations"]
+
+
+def test_a_crd_still_deleting_normally_is_not_touched() -> None:
+    assert not removal.dropped_by_finalizer(
+        _crd("a.example.com", terminating=True, reason="InstanceDeletionInProgress"))
+    assert not removal.dropped_by_finalizer(_crd("a.example.com", reason="InstanceDeletionFailed"))
+    assert removal.dropped_by_finalizer(
+        _crd("a.example.com", terminating=True, reason="InstanceDeletionFailed"))
