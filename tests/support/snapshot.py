@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from kubernetes import client
 
+from lab.wait import WaitTimeout, wait_for
+
 # Objects the cluster itself churns: not something an install leaves behind.
 IGNORED = {"events", "leases", "endpoints", "endpointslices", "componentstatuses",
            "tokenreviews", "selfsubjectreviews", "bindings"}
@@ -48,9 +50,44 @@ def objects(api: client.ApiClient) -> dict[tuple[str, str, str], dict]:
     return dict(_objects(api))
 
 
-def snapshot(api: client.ApiClient) -> set[tuple[str, str, str]]:
-    """{(group/Kind, namespace, name)} for every listable object on the cluster."""
-    return {key for key, _ in _objects(api)}
+IP_ADDRESS = "networking.k8s.io/IPAddress"
+# kube-apiserver's ipallocator-repair-controller deletes an IPAddress whose Service is
+# gone once it is 60 s old; one it saw younger it looks at again on its informer's
+# resync, every 3 minutes (`repairLoopInterval`, kubernetes v1.36 pkg/controlplane).
+IP_REPAIR_SECONDS = 60 + 180 + 30
+
+
+def orphaned_ips(found: dict[tuple[str, str, str], dict]) -> set[tuple[str, str, str]]:
+    """The IPAddresses of `found` whose Service is not among `found`: the API server's own
+    ClusterIP bookkeeping, left when releasing a deleted Service's address failed or a
+    Service's creation did not finish, and collected by its repair loop."""
+    orphans = set()
+    for key, item in found.items():
+        ref = (item.get("spec") or {}).get("parentRef") or {}
+        if key[0] == IP_ADDRESS and ref.get("resource") == "services" and not ref.get("group") \
+                and ("/Service", ref.get("namespace", ""), ref.get("name", "")) not in found:
+            orphans.add(key)
+    return orphans
+
+
+def snapshot(api: client.ApiClient, settle_seconds: float = IP_REPAIR_SECONDS,
+             poll_seconds: float = 2.0) -> set[tuple[str, str, str]]:
+    """{(group/Kind, namespace, name)} for every listable object on the cluster, once no
+    IPAddress is left whose Service is gone (`orphaned_ips`): such an address is neither
+    a client's object nor a leak of one, and the API server deletes it within
+    `settle_seconds`. One still there then is in the result, so a check fails on it."""
+    seen: dict[str, dict] = {}
+
+    def settled() -> bool:
+        seen["found"] = objects(api)
+        return not orphaned_ips(seen["found"])
+
+    try:
+        wait_for(settled, timeout=settle_seconds, interval=poll_seconds,
+                 what="the API server's repair loop deleting orphaned IPAddresses")
+    except WaitTimeout:
+        pass
+    return set(seen["found"])
 
 
 def _content(item: dict) -> str:
