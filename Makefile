@@ -22,7 +22,7 @@ export PULUMI_PARALLEL_DIFF ?= true
 TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor
+.PHONY: venv toolchain test-tools lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ venv: $(STAMP)
 
 toolchain:
 	toolchain/build.sh >/dev/null
+
+# The tools only the tests use (the Knative Operator, actionlint): not built for the demo.
+test-tools:
+	toolchain/build.sh --test-tools >/dev/null
 
 lab-up: venv toolchain
 	$(PY) -m lab up
@@ -82,13 +86,13 @@ lint: venv
 unit: venv
 	$(PY) -m pytest -q tests/unit
 
-# Everything: venv, toolchain (built or reused), labs up, every test, dump on failure, labs
+# Everything: venv, toolchain and the tests' tools (built or reused), labs up, every test, dump on failure, labs
 # down. The suite waits on clusters most of the time, so TEST_WORKERS pytest-xdist workers
 # run its modules side by side, each worker with a lab of its own (gw0: .lab/, gwN:
 # .lab-gwN/), brought up one after the other before the tests so no two labs share a port.
 TEST_WORKERS ?= 2
 TEST_LABS = .lab $(patsubst %,.lab-gw%,$(wordlist 2,$(TEST_WORKERS),0 1 2 3 4 5 6 7))
-test: venv toolchain lint
+test: venv toolchain test-tools lint
 	for d in $(TEST_LABS); do $(PY) -m lab --dir $$d up; done
 	status=0
 	$(PY) -m pytest -q -ra --durations=30 -n $(TEST_WORKERS) --dist loadfile tests || status=$$?

@@ -12,11 +12,22 @@ from lab.paths import REPO
 BUILD_SCRIPT = REPO / "toolchain" / "build.sh"
 
 
+def _build(*args: str) -> Path:
+    out = subprocess.run([str(BUILD_SCRIPT), *args], check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    return Path(out.strip().splitlines()[-1])
+
+
 def bin_dir(build: bool = True) -> Path:
     """The toolchain's bin directory; builds it when `build` and it is missing."""
-    args = [str(BUILD_SCRIPT)] if build else [str(BUILD_SCRIPT), "--print"]
-    out = subprocess.run(args, check=True, stdout=subprocess.PIPE, text=True).stdout
-    return Path(out.strip().splitlines()[-1])
+    return _build() if build else _build("--print")
+
+
+def with_test_tools() -> Path:
+    """The toolchain's bin directory once it also holds the tools only the tests use (the
+    Knative Operator, actionlint), built on first use: the demo's toolchain leaves them
+    out, so a new machine's first `make demo` does not wait for them."""
+    return _build("--test-tools")
 
 
 def pulumi_home(bin_path: Path) -> Path:

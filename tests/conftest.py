@@ -12,6 +12,7 @@ import pytest
 from core.interrupts import restore_sigint
 from lab.handle import Lab, ensure_lab
 from lab.paths import LAB_DIR_ENV, worker_lab_dir
+from lab.toolchain import with_test_tools
 
 MODULE_SECONDS: defaultdict[str, float] = defaultdict(float)
 
@@ -27,6 +28,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def lab() -> Lab:
+    """The worker's lab, its toolchain holding the tests' own tools (`make test` builds
+    them first; a lone `pytest` builds them here)."""
+    with_test_tools()
     return ensure_lab()
 
 

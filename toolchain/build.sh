@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Builds the lab toolchain (Kubernetes control plane, etcd, kwok, the
 # cluster-inventory credential plugin, the Pulumi CLI, its Python language
-# host, the Kubernetes provider, the Knative Operator the parity tests hold
-# knative-fleet against, and actionlint for the example CI workflow) from pinned Go modules into a cache outside the repo,
-# keyed by the pins. A warm cache makes this a no-op.
+# host, the Kubernetes provider) from pinned Go modules into a cache outside the repo,
+# keyed by the pins, and on request the tools only the tests use (the Knative Operator
+# the parity tests hold knative-fleet against, actionlint for the example CI workflow).
+# A warm cache makes this a no-op.
 #
-#   toolchain/build.sh            build (or reuse) everything, print the bin dir
+#   toolchain/build.sh            build (or reuse) the lab toolchain, print the bin dir
+#   toolchain/build.sh --test-tools
+#                                 the same, then build (or reuse) the tests' tools into
+#                                 the same bin dir, print it (`make test` runs it)
 #   toolchain/build.sh --print    print the bin dir of the current pins, build nothing
 #   toolchain/build.sh --home     print the Pulumi home (plugins installed) of the current pins
 #   toolchain/build.sh --operator print the Knative Operator's data dir of the current pins
@@ -178,9 +182,10 @@ build_k8s() {
   gobuild_as k8s secretreader sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin ""
 }
 
-build_small() {
-  gobuild_as etcd etcd go.etcd.io/etcd/server/v3 ""
-  # Checks the example GitHub Actions workflow (.github/workflows/) in the tests.
+build_etcd() { gobuild_as etcd etcd go.etcd.io/etcd/server/v3 ""; }
+
+# Checks the example GitHub Actions workflow (.github/workflows/) in the tests.
+build_actionlint() {
   gobuild actionlint "-X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION" \
     github.com/rhysd/actionlint/cmd/actionlint
 }
@@ -391,26 +396,39 @@ lane() {
   LANES+=("$!:$name")
 }
 
-main() {
+# wait_lanes: waits for every lane started; fails naming those that failed.
+wait_lanes() {
+  local failed="" entry
+  for entry in "${LANES[@]}"; do
+    wait "${entry%%:*}" || failed+=" ${entry#*:}"
+  done
+  LANES=()
+  if [ -n "$failed" ]; then log "failed:$failed (finished tools are kept; run again)"; return 1; fi
+}
+
+# lock: holds the cache entry's lock (fd 9) until the script exits.
+lock() {
   mkdir -p "$CACHE_ROOT/toolchain"
   exec 9>"$OUT.lock"
   if ! flock -n 9; then
     log "another build of these pins is running; waiting for it ($OUT.lock)"
     flock 9
   fi
+}
+
+# The lab toolchain: what `make demo` and the lab need.
+main() {
+  lock
   if [ -f "$OUT/.complete" ]; then home_logs; echo "$BIN"; return 0; fi
   mkdir -p "$BIN"
-  local start=$SECONDS failed="" entry
+  local start=$SECONDS
   # Three lanes on separate module graphs: while one links (one core) or downloads
   # (network), the others compile. Peak memory is the provider's link (~4 GB) plus
   # one Kubernetes link.
   lane k8s build_k8s
   lane provider build_provider
-  lane tools build_small build_operator build_pulumi
-  for entry in "${LANES[@]}"; do
-    wait "${entry%%:*}" || failed+=" ${entry#*:}"
-  done
-  if [ -n "$failed" ]; then log "failed:$failed (finished tools are kept; run again)"; return 1; fi
+  lane tools build_etcd build_pulumi
+  wait_lanes
   install_plugins
   home_logs
   touch "$OUT/.complete"
@@ -418,14 +436,30 @@ main() {
   echo "$BIN"
 }
 
+# The tools only the tests use, on top of the lab toolchain: the Knative Operator (its
+# own module graph: a quarter of the lab toolchain's compile work) and actionlint. Not
+# built for `make demo`, whose first run on a new machine waits for its toolchain.
+test_tools() {
+  main >/dev/null
+  if [ -f "$OUT/.test-tools-complete" ]; then echo "$BIN"; return 0; fi
+  local start=$SECONDS
+  lane operator build_operator
+  lane actionlint build_actionlint
+  wait_lanes
+  touch "$OUT/.test-tools-complete"
+  log "the tests' tools ready in $((SECONDS - start))s: $BIN"
+  echo "$BIN"
+}
+
 case "${1:-}" in
   --print) echo "$BIN" ;;
   --home) echo "$PULUMI_HOME_DIR" ;;
+  --test-tools) test_tools ;;
   --operator) echo "$OPERATOR_DIR" ;;
   --check-downloads) check_downloads ;;
   --stock-provider) provider_into "$OUT/stock-provider" stock >&2 && echo "$OUT/stock-provider" ;;
   --wrappers) gen_wrappers ;;
   "") main ;;
-  *) echo "usage: $0 [--print|--home|--operator|--check-downloads|--stock-provider|--wrappers]" >&2
+  *) echo "usage: $0 [--test-tools|--print|--home|--operator|--check-downloads|--stock-provider|--wrappers]" >&2
      exit 2 ;;
 esac
