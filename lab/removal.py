@@ -71,7 +71,6 @@ def delete_crds(api: client.ApiClient, names: Iterable[str], timeout: float = 12
     wait_for(gone, timeout, interval=1, what=f"CRDs {', '.join(sorted(wanted))} deleted")
 
 
-
 def dropped_by_finalizer(crd: client.V1CustomResourceDefinition) -> bool:
     """Terminating, and the finalizer's last word on it is InstanceDeletionFailed."""
     if crd.metadata.deletion_timestamp is None:
