@@ -396,13 +396,6 @@ lane() {
   LANES+=("$!:$name")
 }
 
-# yield_cpu: the rest of the lane runs at a lower priority (nice 5), so the other lanes
-# get more of the two cores while all three compile. The Kubernetes lane yields: its
-# tail is six links two at a time, which keep both cores busy once it runs alone; the
-# provider's and the CLI's tails are one single-threaded link each, best overlapped
-# with another lane's compiles.
-yield_cpu() { renice -n 5 -p "$BASHPID" >/dev/null 2>&1 || true; }
-
 # wait_lanes: waits for every lane started; fails naming those that failed.
 wait_lanes() {
   local failed="" entry
@@ -432,7 +425,7 @@ main() {
   # Three lanes on separate module graphs: while one links (one core) or downloads
   # (network), the others compile. Peak memory is the provider's link (~4 GB) plus
   # one Kubernetes link.
-  lane k8s yield_cpu build_k8s
+  lane k8s build_k8s
   lane provider build_provider
   lane tools build_etcd build_pulumi
   wait_lanes

@@ -10,7 +10,7 @@ from pathlib import Path
 from lab.paths import REPO
 from tests.unit.lab.test_toolchain_patch import _function
 
-STAGE_FUNCTIONS = ("lane", "yield_cpu", "wait_lanes", "lock", "main", "test_tools")
+STAGE_FUNCTIONS = ("lane", "wait_lanes", "lock", "main", "test_tools")
 BUILDS = ("build_k8s", "build_provider", "build_etcd", "build_pulumi", "build_operator",
           "build_actionlint")
 
