@@ -437,8 +437,8 @@ main() {
 }
 
 # The tools only the tests use, on top of the lab toolchain: the Knative Operator (its
-# own module graph: a quarter of the lab toolchain's compile work) and actionlint. Not
-# built for `make demo`, whose first run on a new machine waits for its toolchain.
+# own module graph: about a tenth of the cold compile work) and actionlint. Not built
+# for `make demo`, whose first run on a new machine waits for its toolchain.
 test_tools() {
   main >/dev/null
   if [ -f "$OUT/.test-tools-complete" ]; then echo "$BIN"; return 0; fi
