@@ -52,8 +52,9 @@ def objects(api: client.ApiClient) -> dict[tuple[str, str, str], dict]:
 
 IP_ADDRESS = "networking.k8s.io/IPAddress"
 # kube-apiserver's ipallocator-repair-controller deletes an IPAddress whose Service is
-# gone once it is 60 s old; one it saw younger it looks at again on its informer's
-# resync, every 3 minutes (`repairLoopInterval`, kubernetes v1.36 pkg/controlplane).
+# gone once it is 60 s old (one it sees younger it queues again for that moment); one
+# whose Service went later, its release failing, it sees only on its informer's resync,
+# every 3 minutes (`repairLoopInterval`, kubernetes v1.36 pkg/controlplane).
 IP_REPAIR_SECONDS = 60 + 180 + 30
 
 
