@@ -18,10 +18,16 @@ def create_if_absent(create: Callable[..., Any], *args: Any, **kwargs: Any) -> N
             raise
 
 
-def delete_if_present(delete: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    """`delete(*args, **kwargs)`, where Not Found counts as done; other errors raise."""
+def if_present(call: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """`call(*args, **kwargs)` on an object that may be gone, where Not Found counts as
+    done (a delete, or a patch of an object being deleted); other errors raise."""
     try:
-        delete(*args, **kwargs)
+        call(*args, **kwargs)
     except ApiException as exc:
         if exc.status != 404:
             raise
+
+
+def delete_if_present(delete: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """`delete(*args, **kwargs)`, where Not Found counts as done; other errors raise."""
+    if_present(delete, *args, **kwargs)

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from kubernetes import client
 
-from lab.idempotent import delete_if_present
+from lab.idempotent import delete_if_present, if_present
 from lab.wait import WaitTimeout, wait_for
 
 NUDGE = "knative-fleet.dev/finalizer-nudge"
@@ -64,8 +64,8 @@ def delete_crds(api: client.ApiClient, names: Iterable[str], timeout: float = 12
             name = crd.metadata.name
             if dropped_by_finalizer(crd) and time.monotonic() - nudged.get(name, -1e9) >= 5:
                 nudged[name] = time.monotonic()
-                delete_if_present(ext.patch_custom_resource_definition, name,
-                                  {"metadata": {"annotations": {NUDGE: str(time.time())}}})
+                if_present(ext.patch_custom_resource_definition, name,
+                           {"metadata": {"annotations": {NUDGE: str(time.time())}}})
         return not left
 
     wait_for(gone, timeout, interval=1, what=f"CRDs {', '.join(sorted(wanted))} deleted")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from lab.paths import REPO
+from tests.support.build_script import shell_function
 
 PATCHES = sorted((REPO / "toolchain" / "patches" / "pulumi-kubernetes").glob("*.patch"))
 LANGHOST_PATCHES = sorted(
@@ -23,19 +24,9 @@ CLI_PATCHES = sorted((REPO / "toolchain" / "patches" / "pulumi-cli").glob("*.pat
 FILLER = "// code the patches do not touch\n"
 
 
-def _function(script: str, name: str) -> str:
-    """One shell function of the script: a one-line one, or up to its closing brace."""
-    start = script.index(f"\n{name}() {{") + 1
-    line_end = script.index("\n", start)
-    if script[start:line_end].rstrip().endswith("}"):
-        return script[start:line_end + 1]
-    return script[start:script.index("\n}\n", start) + 3]
-
-
 def patch(src: Path, dst: Path, function: str = "patch_provider") -> subprocess.CompletedProcess:
     """Runs the script's own patch function (cut out of build.sh, with patch_copy) on src."""
-    script = (REPO / "toolchain" / "build.sh").read_text()
-    functions = _function(script, "patch_copy") + "\n" + _function(script, function) + "\n"
+    functions = shell_function("patch_copy") + "\n" + shell_function(function) + "\n"
     return subprocess.run(
         ["bash", "-c", f'log() {{ echo "$*" >&2; }}; HERE="{REPO / "toolchain"}"\n'
                        + functions + f'{function} "{src}" "{dst}"'],

@@ -7,8 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from lab.paths import REPO
-from tests.unit.lab.test_toolchain_patch import _function
+from tests.support.build_script import shell_function
 
 STAGE_FUNCTIONS = ("lane", "wait_lanes", "lock", "main", "test_tools")
 BUILDS = ("build_k8s", "build_provider", "build_etcd", "build_pulumi", "build_operator",
@@ -18,10 +17,9 @@ BUILDS = ("build_k8s", "build_provider", "build_etcd", "build_pulumi", "build_op
 def run_stage(out: Path, stage: str, failing: str = "") -> subprocess.CompletedProcess:
     """Runs the script's own stage functions with every build step replaced by one that
     writes its name to `out/calls` (and fails if it is `failing`)."""
-    script = (REPO / "toolchain" / "build.sh").read_text()
     stubs = "".join(
         f'{b}() {{ echo {b} >> "$OUT/calls"; [ "{b}" != "{failing}" ]; }}\n' for b in BUILDS)
-    functions = "\n".join(_function(script, f) for f in STAGE_FUNCTIONS)
+    functions = "\n".join(shell_function(f) for f in STAGE_FUNCTIONS)
     prelude = (f'set -euo pipefail; log() {{ echo "$*" >&2; }}; LANES=()\n'
                f'CACHE_ROOT="{out}"; OUT="{out}/entry"; BIN="$OUT/bin"; mkdir -p "$OUT"\n'
                'install_plugins() { :; }; home_logs() { :; }\n')
