@@ -8,18 +8,30 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-12)
 BIN = $(shell toolchain/build.sh --print)
-# The toolchain's Pulumi home: its plugin store holds the built Kubernetes provider.
+# The Pulumi CLI and Kubernetes provider the stacks run on (docs/settings.md,
+# KNATIVE_FLEET_BINARIES): `patched`, the toolchain's own (the lab's default), or
+# `released`, exactly as released (what users run; built with the tests' tools). Each
+# set's Pulumi home holds its Kubernetes provider as the released plugin.
+export KNATIVE_FLEET_BINARIES ?= patched
+ifeq ($(KNATIVE_FLEET_BINARIES),released)
+PULUMI_BIN = $(shell toolchain/build.sh --released)
+export PULUMI_HOME := $(shell toolchain/build.sh --released-home)
+PULUMI_TOOLS := test-tools
+else
+PULUMI_BIN = $(BIN)
 export PULUMI_HOME := $(shell toolchain/build.sh --home)
+PULUMI_TOOLS := toolchain
+endif
 STATE := $(CURDIR)/.lab/state
 export PULUMI_BACKEND_URL ?= file://$(STATE)
 export PULUMI_CONFIG_PASSPHRASE ?= knative-fleet-demo
 export PULUMI_SKIP_UPDATE_CHECK := true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
-# One state write per run instead of two full rewrites per object (README, "Running it").
+# One state write per run instead of two full rewrites per object (docs/performance.md, "Self-managed backends and the engine's diffs").
 export PULUMI_SKIP_CHECKPOINTS ?= true
-# Each object's Diff off the engine's one-at-a-time step loop (README, "Running it").
+# Each object's Diff off the engine's one-at-a-time step loop (docs/performance.md, "Self-managed backends and the engine's diffs").
 export PULUMI_PARALLEL_DIFF ?= true
-TOOLS_ENV = PATH="$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
+TOOLS_ENV = PATH="$(PULUMI_BIN):$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
 .PHONY: venv toolchain test-tools lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor
@@ -52,32 +64,32 @@ lab-dump: venv
 	$(PY) -m lab dump
 
 # Progress per spoke on the terminal; every object step in the log file it names.
-demo: lab-up
+demo: lab-up $(PULUMI_TOOLS)
 	mkdir -p $(STATE)
 	$(PULUMI) stack select demo --create --non-interactive
 	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-up.log -- pulumi up --yes --skip-preview --non-interactive --stack demo
 	$(PULUMI) stack output --stack demo --json spokes
 
-demo-destroy: venv toolchain
+demo-destroy: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-destroy.log -- pulumi destroy --yes --skip-preview --non-interactive --stack demo
 
 # PR review of a stack's preview: .review/$(STACK)/report.md and report.json (review/README.md).
 STACK ?= demo
-review: venv toolchain
+review: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m review --stack $(STACK)
 
 # The fleet-wide view, from the stacks' outputs: per stack and spoke the ring, resolution,
 # versions, ready and last update (runner/README.md). STACKS is a name pattern.
 STACKS ?= *
-fleet-status: venv toolchain
+fleet-status: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m runner status --stacks '$(STACKS)'
 
 # Drift check for a scheduled job: exit 1 when an object differs from what the stack
 # applied (README, "Drift"); drift-repair applies the stack's own objects again.
-drift: venv toolchain
+drift: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m drift --stack $(STACK)
 
-drift-repair: venv toolchain
+drift-repair: venv $(PULUMI_TOOLS)
 	$(PULUMI) up --refresh --yes --skip-preview --non-interactive --stack $(STACK)
 
 lint: venv
@@ -102,27 +114,16 @@ test: venv toolchain test-tools lint
 	for d in $(TEST_LABS); do $(PY) -m lab --dir $$d down || true; done
 	exit $$status
 
-# Fleet benchmark on its own lab (.lab-bench/): writes BENCHMARKS.md and bench/results.json.
+# The benchmark, section by section, each on a lab of its own (.lab-bench*/) that it brings
+# up and tears down, each writing its part of BENCHMARKS.md and its bench/*results.json
+# (docs/benchmarks.md). `make bench` runs the fleet section (one spoke against kubectl,
+# growth, the program under mocks); SECTIONS="cost levers" (or all) runs those instead.
+SECTIONS ?= fleet
 bench: venv toolchain
-	$(PY) -m bench
+	$(PY) -m bench $(addprefix --section ,$(SECTIONS))
 
-# What a spoke costs the machine that runs Pulumi, one stack and shards through the runner,
-# on its own lab (.lab-bench-cost/): its section of BENCHMARKS.md, bench/cost-results.json.
-bench-cost: venv toolchain
-	$(PY) -m bench.cost
-
-# Where one install's and one no-op preview's time goes: the spoke's requests against
-# kubectl's, the engine's and the program's CPU profiles (.lab-bench-breakdown/).
-bench-breakdown: venv toolchain
-	$(PY) -m bench.breakdown
-
-# Engine and provider settings against the defaults on one spoke, pair by pair, on its own
-# lab (.lab-bench-levers/): its section of BENCHMARKS.md, bench/levers-results.json.
-bench-levers: venv toolchain
-	$(PY) -m bench.levers
-
-# The Python SDK's floor under mocks against the program's targets, and a no-op preview of
-# the product beside the ConfigGroup trial's paths on one lab (.lab-bench-floor/): its
-# section of BENCHMARKS.md, bench/floor-results.json.
-bench-floor: venv toolchain
-	$(PY) -m bench.floor
+# One section each: what a spoke costs the machine that runs Pulumi (cost), where one
+# install's and one no-op preview's time goes (breakdown), engine and provider settings
+# against the defaults (levers), the Python SDK's floor against the program's targets (floor).
+bench-cost bench-breakdown bench-levers bench-floor: venv toolchain
+	$(PY) -m bench --section $(@:bench-%=%)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE, VERSION_LABEL
+from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, VERSION_LABEL
 
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files

@@ -1,1 +1,2 @@
-"""Benchmarks of knative-fleet on its own local lab (`python -m bench`)."""
+"""knative-fleet's benchmark on labs of its own, in sections: `python -m bench [--section
+NAME ...]` (docs/benchmarks.md)."""

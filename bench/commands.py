@@ -4,13 +4,11 @@ blanked, and each command recorded (paths shortened) for the report's command li
 
 from __future__ import annotations
 
-import os
 import re
 import resource
 import shlex
 import signal
 import subprocess
-import sys
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -85,7 +83,7 @@ def _children_cpu() -> float:
 
 @dataclass
 class Runner:
-    """Runs commands in the repo for one benchmark, against the lab in `lab_root`;
+    """Runs commands in the repo for one section, against its lab in `lab_root`;
     `commands` keeps every command template run, in first-run order."""
 
     lab_root: Path
@@ -134,10 +132,3 @@ class Runner:
                      sampler.result() if sampler else RssPeak(),
                      tail.events if tail else [], cpu.busy_pct(), known_secrets(env),
                      sampler.cpu_seconds() if sampler else {}, _children_cpu() - reaped)
-
-    def lab(self, *args: str, check: bool = True) -> None:
-        """`python -m lab --dir LAB ARGS` for this benchmark's own lab."""
-        res = self.run([sys.executable, "-m", "lab", "--dir", str(self.lab_root), *args],
-                       dict(os.environ))
-        if check and not res.ok:
-            raise res.fail(f"python -m lab {' '.join(args)}")

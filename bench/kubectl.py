@@ -13,7 +13,6 @@ from pathlib import Path
 import yaml
 
 from bench.commands import BenchError, Runner, Timed
-from bench.design import FIELD_MANAGER
 from bench.sampling import MachineCpu
 from config.fleet import FleetEntry
 from knative import manifests
@@ -22,6 +21,7 @@ from lab.handle import Lab
 from lab.toolchain import tool_env
 
 CRDS_STAGE, ANCHOR_STAGE, DEPLOYMENTS_STAGE = "crds", "anchor", "deployments"
+FIELD_MANAGER = "knative-fleet"  # the product's own, so both sides own the same fields
 
 
 @dataclass

@@ -14,25 +14,28 @@ from typing import Any
 
 import psutil
 
-from bench.design import PINS
 from lab.paths import REPO
+
+PINS = REPO / "toolchain" / "pins.env"
+
+
+def _output(args: list[str], env: dict[str, str]) -> str:
+    try:
+        return subprocess.run(args, env=env, cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
 
 def _first_line(args: list[str], env: dict[str, str]) -> str:
-    try:
-        out = subprocess.run(args, env=env, cwd=REPO, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "unavailable"
-    return (out.strip().splitlines() or ["unavailable"])[0]
+    return (_output(args, env).strip().splitlines() or ["unavailable"])[0]
 
 
 def _cpu_model() -> str:
-    try:
-        found = re.search(r"model name\s*:\s*(.+)", Path("/proc/cpuinfo").read_text())
-    except OSError:
-        found = None
-    return found.group(1).strip() if found else platform.processor()
+    """The CPU's model name as lscpu gives it (psutil has none)."""
+    out = _output(["lscpu"], {**os.environ, "LC_ALL": "C"})
+    found = re.search(r"^Model name:\s*(.+)$", out, re.M)
+    return found.group(1).strip() if found else platform.processor() or "unknown"
 
 
 def _pins() -> dict[str, str]:
@@ -42,12 +45,12 @@ def _pins() -> dict[str, str]:
 
 
 def machine_facts(toolchain: Path, env: dict[str, str]) -> dict[str, Any]:
-    """CPU, memory and tool versions, as flat keys of results.json."""
+    """CPU, memory and tool versions, as flat keys of a results file."""
     pins = _pins()
     kubectl = _first_line([str(toolchain / "kubectl"), "version", "--client"], env)
     go = shutil.which("go", path=env.get("PATH"))
     return {
-        "machine_cpu_count": os.cpu_count(),
+        "machine_cpu_count": psutil.cpu_count(),
         "machine_cpu_model": _cpu_model(),
         "machine_memory_bytes": psutil.virtual_memory().total,
         "machine_kernel": platform.release(),
@@ -65,12 +68,10 @@ def machine_facts(toolchain: Path, env: dict[str, str]) -> dict[str, Any]:
 
 def load_average() -> str:
     """The 1, 5 and 15 minute load averages: other jobs on the machine show here."""
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return " ".join(f"{x:.2f}" for x in psutil.getloadavg())
 
 
 def pulumi_default_parallel(env: dict[str, str]) -> str:
     """The CLI's default for `--parallel`, read from its own help."""
-    out = subprocess.run(["pulumi", "up", "--help"], env=env, cwd=REPO, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout
-    m = re.search(r"--parallel int32.*\(default (\d+)\)", out)
+    m = re.search(r"--parallel int32.*\(default (\d+)\)", _output(["pulumi", "up", "--help"], env))
     return m.group(1) if m else "unknown"

@@ -1,6 +1,6 @@
 """The benchmark's figures as typed records: per-run samples, and what run 1's commands
 are analysed into (memory peaks, event-log timings, state sizes, the program's own
-time), so the summary and the report read fields, not guessed dict keys."""
+time), so the summaries and the reports read fields, not guessed dict keys."""
 
 from __future__ import annotations
 
@@ -131,3 +131,16 @@ class Samples:
     def median(self, key: str) -> float | None:
         got = self.values.get(key)
         return statistics.median(got) if got else None
+
+    def medians(self) -> dict[str, Any]:
+        """The median of every sampled figure, by key."""
+        return {key: self.median(key) for key in sorted(self.values)}
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def rounded(figures: dict[str, Any]) -> dict[str, Any]:
+    """Figures as a results file keeps them: floats to three decimals."""
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in figures.items()}

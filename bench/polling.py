@@ -1,4 +1,4 @@
-"""A background look, repeated while a command runs: the shape the RSS sampler and the
+"""A background look, repeated while something runs: the shape the memory samplers and the
 event-log tail share."""
 
 from __future__ import annotations

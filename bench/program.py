@@ -1,82 +1,100 @@
 """The program's own cost, without cluster or engine: `deploy()` for N spokes under
-Pulumi's mocks, in a fresh process per size so caches and memory start empty."""
+Pulumi's mocks, and the Python SDK's floor under the same mocks (N release objects with
+no inputs but a name). Each runs in a fresh process (`python -m bench --program-child N`,
+`--floor-child N`), so caches and memory start empty."""
 
 from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+import psutil
+
 from bench.commands import Runner
-from bench.design import TRIAL_MODES, TRIAL_SIZES
-from bench.log import log
-from bench.metrics import ProgramFigures, Samples
+from bench.metrics import ProgramFigures
+from bench.polling import Poller
 from config.fleet import parse_fleet_config
-from knative import plan as planning
 from knative import releases
 from lab.paths import RELEASES
 
 CHILD_FLAG = "--program-child"
-REGISTRATION_FLAG = "--program-registration"
-PRODUCT = "product"
+FLOOR_FLAG = "--floor-child"
 
 
-def own_peak_rss_bytes() -> int:
-    """This process's own peak resident memory: the kernel's high-water mark of its
-    address space (VmHWM), which starts anew at exec. `getrusage`'s ru_maxrss does not:
-    it keeps the peak of the process before exec, the benchmark that forked it."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+class PeakRss(Poller):
+    """This process's peak resident memory while a `with` block runs, read through psutil
+    every `interval` seconds and once after it. The program keeps every resource it
+    registers until it ends, so its memory is at its highest at the end."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        super().__init__(interval)
+        self._process = psutil.Process()
+        self.bytes = 0
+
+    def poll(self) -> None:
+        self.bytes = max(self.bytes, self._process.memory_info().rss)
 
 
-def _trial_registration(mode: str, cfg: Any, conn: Any) -> Callable[[], Any]:
-    """The trial's registration of every spoke of `cfg` in place of the product's
-    `deploy()`: a provider per spoke, then a ConfigGroup per install stage."""
+def _runtime() -> Any:
+    """The SDK with the program's runtime settings, as __main__ sets them."""
     import pulumi
-    import pulumi_kubernetes as k8s
 
-    from bench.configgroup_trial.registration import register
+    from sdk_speedups.runtime import use_program_runtime
 
-    plan_seconds = [0.0]
-
-    def run() -> Any:
-        urns = []
-        for entry in cfg.fleet:
-            start = time.perf_counter()
-            plans = planning.plan_spoke(entry.serving, entry.eventing, cfg.release_base, {})
-            plan_seconds[0] += time.perf_counter() - start
-            kubeconfig = json.dumps({"clusters": [{"name": entry.name,
-                                                   "cluster": {"server": conn.server}}]})
-            provider = k8s.Provider(entry.name, kubeconfig=pulumi.Output.secret(kubeconfig),
-                                    enable_server_side_apply=True)
-            urns.extend(r.urn for r in register(entry.name, plans, provider, mode))
-        return pulumi.Output.all(*urns)
-
-    run.plan_seconds = plan_seconds  # type: ignore[attr-defined]
-    return run
+    use_program_runtime()
+    return pulumi
 
 
-def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
-    """Runs the program for `n` spokes under Pulumi mocks (no cluster, no engine), with
-    spoke resolution faked as tests/unit/components/test_fleet_program.py does; the rest
-    (planning, rendering, every resource registration) is the program's own code."""
-    import pulumi
+class _ReachedInventory:
+    """An inventory (access.inventory.Inventory) without a hub or a cluster: every spoke
+    reached at one address on Kubernetes 1.36, nothing installed yet."""
+
+    def __init__(self) -> None:
+        from access import PluginCredential, ResolvedSpoke, SpokeConnection, SpokeFacts
+
+        conn = SpokeConnection(
+            server="https://127.0.0.1:6443", certificate_authority_data=None, proxy_url=None,
+            tls_server_name=None, insecure_skip_tls_verify=False, provider_name="secretreader",
+            exec_api_version="client.authentication.k8s.io/v1", command="/bin/secretreader",
+            args=(), env=(), provide_cluster_info=True, exec_extension={"clusterName": "s"})
+        self._reached = ResolvedSpoke(conn, PluginCredential(token="t"), "v1.36.3",
+                                      SpokeFacts(namespaces={}, installed={}))
+
+    def open(self) -> None:
+        pass
+
+    def cluster_profiles(self, namespace: str) -> list[dict]:
+        return []
+
+    def reach(self, *_: Any) -> Any:
+        return self._reached
+
+
+def _fleet_config(n: int) -> Any:
+    """The fleet config of `n` spokes, each with Serving and Eventing."""
+    return parse_fleet_config({
+        "releaseBase": f"file://{RELEASES}",
+        "fleet": [{"name": f"spoke-{i}", "clusterProfileRef": {"name": f"spoke-{i}",
+                                                                "namespace": "fleet-system"},
+                   "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}
+                  for i in range(1, n + 1)],
+    })
+
+
+def program_child(n: int) -> ProgramFigures:
+    """Runs the program for `n` spokes under Pulumi mocks (no cluster, no engine), the hub
+    and the spokes faked by `_ReachedInventory`; the rest (planning, rendering, every
+    resource registration) is the program's own code. `plan_ms` is the planner's share
+    (fleet.plan_fleet), the rest is registration."""
     import pulumi_kubernetes  # noqa: F401 - imported before the clock starts
 
-    from core.program_runtime import use_program_runtime
-
-    use_program_runtime()  # as __main__ does
-
-    from access import SpokeConnection
-    from components import fleet as fleet_mod
+    pulumi = _runtime()
+    from components.fleet import register_fleet
+    from fleet import plan_fleet
 
     registered: Counter[str] = Counter()
 
@@ -92,47 +110,24 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
         def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
             return {}
 
-    conn = SpokeConnection(
-        server="https://127.0.0.1:6443", certificate_authority_data=None, proxy_url=None,
-        tls_server_name=None, insecure_skip_tls_verify=False, provider_name="secretreader",
-        exec_api_version="client.authentication.k8s.io/v1", command="/bin/secretreader",
-        args=(), env=(), provide_cluster_info=True, exec_extension={"clusterName": "s"})
-    cfg = parse_fleet_config({
-        "releaseBase": f"file://{RELEASES}",
-        "fleet": [{"name": f"spoke-{i}", "clusterProfileRef": {"name": f"spoke-{i}",
-                                                                "namespace": "fleet-system"},
-                   "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}
-                  for i in range(1, n + 1)],
-    })
+    cfg = _fleet_config(n)
     plan_seconds = [0.0]
-
-    def fake_resolve(cfg: Any, entries: list[Any], *_: Any) -> list[Any]:
-        start = time.perf_counter()
-        out = [fleet_mod.SpokeResult(entry=e, connection=conn, server_version="v1.36.3",
-                                     plans=planning.plan_spoke(e.serving, e.eventing,
-                                                               cfg.release_base, {}))
-               for e in entries]
-        plan_seconds[0] += time.perf_counter() - start
-        return out
-
-    fleet_mod.resolve_fleet = fake_resolve  # type: ignore[assignment]
     pulumi.runtime.set_mocks(Mocks(), preview=False)
-    trial = None if registration == PRODUCT else _trial_registration(registration, cfg, conn)
 
     @pulumi.runtime.test
     def program() -> Any:
-        if trial is not None:
-            return trial()
-        spokes = fleet_mod.deploy(cfg)
+        start = time.perf_counter()
+        plan = plan_fleet(cfg, _ReachedInventory())
+        plan_seconds[0] = time.perf_counter() - start
+        spokes = register_fleet(plan)
         return pulumi.Output.all(*[s.ready for s in spokes.values()])
 
     releases.load_documents.cache_clear()
-    start = time.perf_counter()
-    program()  # returns once every registration has completed
-    seconds = time.perf_counter() - start
+    with PeakRss() as peak:
+        start = time.perf_counter()
+        program()  # returns once every registration has completed
+        seconds = time.perf_counter() - start
     info = releases.load_documents.cache_info()
-    if trial is not None:
-        plan_seconds = trial.plan_seconds  # type: ignore[attr-defined]
     return ProgramFigures(
         spokes=n,
         ms=seconds * 1000,
@@ -140,38 +135,47 @@ def program_child(n: int, registration: str = PRODUCT) -> ProgramFigures:
         resources=sum(registered.values()),
         load_documents_calls=info.hits + info.misses,
         load_documents_parses=info.misses,
-        peak_rss_bytes=own_peak_rss_bytes(),
+        peak_rss_bytes=peak.bytes,
     )
 
 
-def child_figures(runner: Runner, n: int, registration: str) -> ProgramFigures:
-    res = runner.run([sys.executable, "-m", "bench", CHILD_FLAG, str(n), REGISTRATION_FLAG,
-                      registration], dict(os.environ))
+def floor_child(n: int) -> dict[str, Any]:
+    """Registers `n` resources as the program registers a release object, minus its
+    inputs, and waits for every one: no registration of one Python resource per object
+    costs less."""
+    pulumi = _runtime()
+
+    class Mocks(pulumi.runtime.Mocks):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+            return f"{args.name}-id", {}
+
+        def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+            return {}
+
+    pulumi.runtime.set_mocks(Mocks(), preview=False)
+    from components.release_object import ReleaseObject
+
+    @pulumi.runtime.test
+    def program() -> Any:
+        objs = [ReleaseObject("kubernetes:core/v1:ConfigMap", f"floor-{i}",
+                              {"metadata": {"name": f"floor-{i}"}}) for i in range(n)]
+        return pulumi.Output.all(*[o.urn for o in objs])
+
+    with PeakRss() as peak:
+        start = time.perf_counter()
+        program()
+        ms = (time.perf_counter() - start) * 1000
+    return {"resources": n, "ms": ms, "peak_rss_bytes": peak.bytes}
+
+
+def child(runner: Runner, flag: str, n: int) -> dict[str, Any]:
+    """A child's figures (`flag` CHILD_FLAG or FLOOR_FLAG), from its last line."""
+    res = runner.run([sys.executable, "-m", "bench", flag, str(n)], dict(os.environ))
     if not res.ok:
-        raise res.fail(f"program under mocks ({n} spokes, {registration} registration)")
-    return ProgramFigures.from_json(json.loads(res.stdout.strip().splitlines()[-1]))
+        raise res.fail(f"python -m bench {flag} {n}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def _add(samples: Samples, prefix: str, n: int, got: ProgramFigures,
-         fields: tuple[str, ...]) -> None:
-    for name in fields:
-        samples.add(f"{prefix}{name}_{n}", getattr(got, name))
-
-
-def measure_trial(runner: Runner, samples: Samples, run_no: int) -> None:
-    """The ConfigGroup trial's registration paths under the same mocks."""
-    for mode in TRIAL_MODES:
-        for n in TRIAL_SIZES:
-            log(f"run {run_no}: ConfigGroup trial ({mode}) under mocks, {n} spoke(s)")
-            _add(samples, f"program_trial_{mode}_", n, child_figures(runner, n, mode),
-                 ("ms", "resources", "peak_rss_bytes"))
-
-
-def measure_program(runner: Runner, samples: Samples, sizes: tuple[int, ...],
-                    run_no: int) -> None:
-    """The program's own time for each size, each in a fresh process."""
-    for n in sizes:
-        log(f"run {run_no}: program under mocks, {n} spoke(s)")
-        _add(samples, "program_", n, child_figures(runner, n, PRODUCT),
-             ("ms", "plan_ms", "resources", "load_documents_calls", "load_documents_parses",
-              "peak_rss_bytes"))
+def child_figures(runner: Runner, n: int) -> ProgramFigures:
+    """The program under mocks for `n` spokes, in a fresh process."""
+    return ProgramFigures.from_json(child(runner, CHILD_FLAG, n))

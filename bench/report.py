@@ -1,92 +1,26 @@
-"""The benchmark's two outputs, from the figures alone: the table on the terminal,
-`bench/results.json` and `BENCHMARKS.md`. Nothing in either file is typed by hand."""
+"""The one writer of the benchmark's results. Each section's figures go to its results file
+(bench/*results.json, sorted keys) and to its part of BENCHMARKS.md: the fleet section
+writes the head of the file, every other section its own marked section, and a section
+that rewrites the file keeps the others' parts, so running one never loses another's
+figures. Nothing in either file is typed by hand."""
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.design import (
-    FLEET_SPOKE,
-    GROWTH,
-    KUBECTL_SPOKE,
-    SMALL_CHANGE_CM,
-    SPOKES,
-    TARGETS,
-)
-from bench.metrics import EventAnalysis, Notes, Samples
-from bench.sections import write_keeping
-from bench.summary import RSS_KINDS
+from lab.paths import REPO
 
+BENCHMARKS_MD = REPO / "BENCHMARKS.md"
 PROG = "python -m bench"
-# Sections other benchmarks write into BENCHMARKS.md, kept when this one rewrites it.
-OTHER_SECTIONS = ("cost-per-spoke", "breakdown", "levers", "floor")
-
-ROWS: tuple[tuple[str, str], ...] = (
-    ("install_fleet_s", "1. install: first `pulumi up`, 1 spoke"),
-    ("install_kubectl_s", "1. install: kubectl apply --server-side + wait"),
-    ("install_ratio", "1. install ratio (fleet / kubectl)"),
-    ("install_fleet_cpu_busy_pct", "1. machine CPU busy during `pulumi up`"),
-    ("install_fleet_spoke_cpu_s", "1. the spoke's control plane CPU during `pulumi up`"),
-    ("install_kubectl_spoke_cpu_s", "1. the spoke's control plane CPU during kubectl"),
-    ("install_spoke_cpu_ratio", "1. the spoke's control plane CPU ratio (fleet / kubectl)"),
-    ("spoke_idle_core_pct", "1. the idle spoke's control plane, % of one core"),
-    ("install_fleet_spoke_cpu_net_s", "1.   `pulumi up`'s CPU on the spoke less idle"),
-    ("install_kubectl_spoke_cpu_net_s", "1.   kubectl's CPU on the spoke less idle"),
-    ("install_spoke_cpu_net_ratio", "1.   ratio less idle (fleet / kubectl)"),
-    ("install_kubectl_cpu_busy_pct", "1. machine CPU busy during kubectl"),
-    ("install_fleet_checkpointed_s", "1. install with Pulumi's default checkpointing"),
-    ("install_checkpointed_ratio", "1.   its ratio (fleet / kubectl)"),
-    ("noop_preview_fleet_s", "2. no-op `pulumi preview --diff`"),
-    ("noop_diff_kubectl_s", "2. `kubectl diff --server-side`"),
-    ("noop_preview_ratio", "2. no-op review ratio"),
-    ("small_change_preview_s", "3. one ConfigMap key: `pulumi preview`"),
-    ("small_change_up_s", "3. one ConfigMap key: `pulumi up`"),
-    ("destroy_fleet_s", "4. `pulumi destroy`"),
-    ("destroy_kubectl_s", "4. `kubectl delete --wait`"),
-    ("destroy_ratio", "4. destroy ratio"),
-    ("destroy_fleet_checkpointed_s", "4. destroy with Pulumi's default checkpointing"),
-    ("growth_install_1_s", "5. install, 1 spoke"),
-    ("growth_install_2_s", "5. install, 2 spokes"),
-    ("growth_install_4_s", "5. install, 4 spokes"),
-    ("growth_4_vs_1", "5. install 4 / 1"),
-    ("growth_install_1_cpu_busy_pct", "5. machine CPU busy, install 1 spoke"),
-    ("growth_install_4_cpu_busy_pct", "5. machine CPU busy, install 4 spokes"),
-    ("growth_install_1_spokes_cpu_s", "5. spokes' control planes CPU, install 1 spoke"),
-    ("growth_install_4_spokes_cpu_s", "5. spokes' control planes CPU, install 4 spokes"),
-    ("growth_preview_1_s", "5. no-op preview, 1 spoke"),
-    ("growth_preview_2_s", "5. no-op preview, 2 spokes"),
-    ("growth_preview_4_s", "5. no-op preview, 4 spokes"),
-    ("growth_preview_4_vs_1", "5. no-op preview 4 / 1"),
-    ("growth_destroy_1_s", "5. destroy, 1 spoke"),
-    ("growth_destroy_2_s", "5. destroy, 2 spokes"),
-    ("growth_destroy_4_s", "5. destroy, 4 spokes"),
-    ("growth_destroy_4_vs_1", "5. destroy 4 / 1"),
-    ("program_ms_1", "5. program under mocks, 1 spoke"),
-    ("program_ms_10", "5. program under mocks, 10 spokes"),
-    ("program_ms_100", "5. program under mocks, 100 spokes"),
-    ("program_peak_rss_bytes_100", "5. program under mocks, 100 spokes: peak RSS"),
-    ("program_ms_per_spoke", "5. program time per extra spoke"),
-    ("program_ms_per_spoke_1_to_10", "5.   per extra spoke, 1 -> 10"),
-    ("program_ms_per_spoke_10_to_100", "5.   per extra spoke, 10 -> 100"),
-    ("program_plan_ms_100", "5.   of which planning, all 100 spokes"),
-    ("program_load_documents_calls_100", "5. load_documents calls, 100 spokes"),
-    ("program_load_documents_parses_100", "5. release files parsed, 100 spokes"),
-    ("peak_rss_bytes_total", "5. peak RSS of `pulumi up`, whole tree"),
-    ("peak_rss_bytes_per_spoke", "5. peak RSS per spoke"),
-    ("state_bytes_per_spoke", "5. `pulumi stack export` per spoke"),
-    ("state_compact_bytes_per_spoke", "5.   same JSON without whitespace"),
-    ("state_checkpoint_bytes_per_spoke", "5.   file backend checkpoint"),
-)
-MACHINE_PREFIXES = ("machine_", "python_", "go_", "pulumi_", "kubectl_", "kubernetes_",
-                    "kwok_", "load_")
+_BEGIN = re.compile(r"<!-- section ([\w-]+): begin -->")
 
 
 def command_line(argv: list[str]) -> str:
-    """How this result was made, as a person would type it."""
+    """How a result was made, as a person would type it."""
     return shlex.join([*PROG.split(), *argv])
 
 
@@ -109,236 +43,56 @@ def fmt(key: str, value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def table(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(figure, key, value, target verdict) rows; targets only where one is set."""
-    limits = {target.key: target.label for target in TARGETS}
-    rows = []
-    for key, label in ROWS:
-        verdict = results.get(f"target_{key}") or ""
-        if key in limits:
-            verdict = f"{verdict or 'n/a'} ({limits[key]})"
-        rows.append((label, key, fmt(key, results.get(key)), verdict))
-    return rows
+def fmt_ratio(value: float | None) -> str:
+    """A ratio as every table shows one."""
+    return "n/a" if value is None else f"{value:.2f}x"
 
 
-def text_table(results: dict[str, Any]) -> str:
-    """The table for the terminal, columns aligned."""
-    rows = table(results)
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = [f"{label:<{widths[0]}}  {key:<{widths[1]}}  {value:>{widths[2]}}  {verdict}"
-             for label, key, value, verdict in rows]
-    return "\n" + "\n".join(lines) + "\n"
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- section {name}: begin -->", f"<!-- section {name}: end -->"
 
 
-def _sec(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f} s"
+def section(text: str, name: str) -> str | None:
+    """The marked section `name` of `text`, markers included; None when there is none."""
+    begin, end = _markers(name)
+    found = re.search(re.escape(begin) + r".*?" + re.escape(end), text, re.DOTALL)
+    return found.group(0) if found else None
 
 
-def _mb(size: float) -> str:
-    return f"{size / 1_000_000:.2f} MB"
+def marked(text: str) -> list[str]:
+    """The names of the marked sections in `text`, in order."""
+    return _BEGIN.findall(text)
 
 
-def event_titles() -> dict[str, str]:
-    """The followed pulumi commands of run 1 that get a section, by Notes.events key."""
-    big = GROWTH[-1]
-    return {"install": "install `pulumi up`, 1 spoke",
-            "noop_preview": "no-op `pulumi preview`, 1 spoke",
-            "destroy": "`pulumi destroy`, 1 spoke",
-            f"growth_install_{big}": f"install `pulumi up`, {big} spokes",
-            f"growth_destroy_{big}": f"`pulumi destroy`, {big} spokes"}
+def replace_section(text: str, name: str, body: str) -> str:
+    """`text` with section `name` holding `body`: in place when it is there, else
+    appended at the end."""
+    begin, end = _markers(name)
+    block = f"{begin}\n{body.strip()}\n{end}"
+    old = section(text, name)
+    if old is not None:
+        return text.replace(old, block)
+    return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
-def _time_section(title: str, ev: EventAnalysis, parallel: str | None) -> list[str]:
-    """One followed pulumi command: phases, kinds, slowest objects."""
-    lines = [
-        "", f"## Where the time goes: {title} (run 1)", "",
-        "From the engine's event log, followed while the command ran (0.05 s polls); "
-        "an object's time runs from its step's start to its outputs, so it includes "
-        "the provider's await.", "",
-        "| phase | value |", "|---|---|",
-        f"| whole command | {_sec(ev.total_s)} |",
-        "| start to first object step (CLI, plugins, program, spoke resolution) | "
-        f"{_sec(ev.before_first_object_s)} |",
-        f"| first object step to last object done | {_sec(ev.objects_s)} |",
-        f"| last object done to end | {_sec(ev.after_last_object_s)} |",
-        f"| object steps | {ev.objects} |",
-        f"| last cluster-scoped object done (from start) | {_sec(ev.cluster_scoped_done_s)} |",
-        f"| first namespaced object started (from start) | "
-        f"{_sec(ev.namespaced_first_start_s)} |",
-        f"| steps in flight: max / mean | {ev.max_in_flight} / "
-        f"{ev.mean_in_flight:.1f} (`--parallel` {parallel}) |",
-        f"| CustomResourceDefinitions: first started / last done (from start) | "
-        f"{_sec(ev.crd_first_start_s)} / {_sec(ev.crd_last_done_s)} |",
-        f"| CustomResourceDefinition steps in flight, mean over their window | "
-        f"{'n/a' if ev.crd_mean_in_flight is None else f'{ev.crd_mean_in_flight:.1f}'} |",
-        f"| Services: count / mean seconds each | {ev.services} / "
-        f"{_sec(ev.service_mean_s)} |",
-        "", "| kind | steps | sum of seconds | slowest |", "|---|---|---|---|",
-    ]
-    lines += [f"| {k} | {n} | {total:.1f} | {slowest:.1f} |"
-              for k, n, total, slowest in ev.by_kind]
-    lines += ["", "Slowest: " + ", ".join(
-        f"`{name}` {secs:.1f} s" for name, secs in ev.slowest) + "."]
-    return lines
+def write_keeping(path: Path, text: str) -> None:
+    """Writes `text` to `path`, carrying over every marked section of what was there."""
+    old = path.read_text() if path.exists() else ""
+    for name in marked(old):
+        kept = section(old, name)
+        if kept is not None:
+            inner = kept.split("\n", 1)[1].rsplit("\n", 1)[0]
+            text = replace_section(text, name, inner)
+    path.write_text(text)
 
 
-def _time_sections(notes: Notes, settings: dict[str, str]) -> list[str]:
-    lines: list[str] = []
-    for key, title in event_titles().items():
-        ev = notes.events.get(key)
-        if ev:
-            lines += _time_section(title, ev, settings.get("parallel"))
-    return lines
-
-
-def _state_section(notes: Notes) -> list[str]:
-    """What the exported state of the largest measured stack is made of."""
-    n = max(notes.state, default=0)
-    st = notes.state.get(n)
-    if not st:
-        return []
-    lines = ["", f"## What the state holds ({n} spoke(s), run 1)", "",
-             "| part | size |", "|---|---|",
-             f"| objects | {st.objects} |",
-             f"| inputs, all objects | {_mb(st.inputs_bytes)} |",
-             f"| outputs, all objects | {_mb(st.outputs_bytes)} |",
-             f"| of which outputs' metadata.managedFields | {_mb(st.managed_fields_bytes)} |",
-             "", "| kind | objects | bytes |", "|---|---|---|"]
-    lines += [f"| {k} | {count} | {_mb(size)} |" for k, count, size in st.by_kind]
-    lines += ["", "Largest: " + ", ".join(f"`{name}` {_mb(size)}"
-                                          for name, size in st.largest) + "."]
-    return lines
-
-
-def _rss_section(results: dict[str, Any]) -> list[str]:
-    if results.get("peak_rss_bytes_total") is None:
-        return []
-    lines = ["", "## Peak RSS by process kind", "",
-             f"During the `pulumi up` of {results.get('peak_rss_spokes', 'n/a')} spoke(s), "
-             "the process tree sampled every 0.2 s (psutil), resident memory summed per kind "
-             "(peak of each kind, taken separately).", "",
-             "| kind | peak |", "|---|---|"]
-    for kind in RSS_KINDS:
-        value = results.get(f"peak_rss_bytes_{kind}")
-        lines.append(f"| {kind} | {fmt('peak_rss_bytes_', value)} |")
-    if results.get("peak_rss_bytes_per_extra_spoke") is not None:
-        lines.append("| per extra spoke (4 spokes vs 1) | "
-                     f"{fmt('x_bytes', results['peak_rss_bytes_per_extra_spoke'])} |")
-    return lines
-
-
-def _samples_section(samples: Samples) -> list[str]:
-    lines = ["", "## Per-run samples", "", "| key | samples |", "|---|---|"]
-    for key in sorted(samples.values):
-        lines.append(f"| `{key}` | {', '.join(fmt(key, v) for v in samples.values[key])} |")
-    for key, values in sorted(samples.flags.items()):
-        lines.append(f"| `{key}` | {', '.join(str(v) for v in values)} |")
-    return lines
-
-
-def _diff_note(notes: Notes) -> list[str]:
-    differing = notes.noop_diff_kubectl_objects
-    if not differing:
-        return []
-    return ["", f"`kubectl diff` (run 1) reported {len(differing)} object(s) as "
-            "different from what was just applied: "
-            + ", ".join(f"`{d}`" for d in differing[:20])
-            + (" ..." if len(differing) > 20 else "") + "."]
-
-
-def _machine_section(results: dict[str, Any]) -> list[str]:
-    lines = ["", "## Machine", "", "| fact | value |", "|---|---|"]
-    for key in sorted(results):
-        if key.startswith(MACHINE_PREFIXES):
-            value = results[key]
-            if key == "machine_memory_bytes":
-                value = f"{value / 2**30:.1f} GiB"
-            lines.append(f"| {key} | {value} |")
-    return lines
-
-
-def _method_section() -> list[str]:
-    return [
-        "", "## Method", "",
-        f"1. Install: knative-fleet's first `pulumi up --skip-preview` on fresh {FLEET_SPOKE} "
-        f"(the run ends when every Deployment is Available) against kubectl on fresh "
-        f"{KUBECTL_SPOKE} with exactly the objects `knative.plan.plan_spoke` renders, "
-        "in the order of each plan's `InstallPlan.stages`, the order knative-fleet "
-        "registers them in: per component the unowned stages (namespace, CRDs, "
-        "cluster-scoped and external objects, cluster-scoped custom objects, the anchor) "
-        "in one `kubectl apply --server-side`, `kubectl wait` for the CRDs to be "
-        "Established, the anchors' uids read, then the owned stages (namespaced objects, "
-        "Deployments, the release's own custom resources) with their ownerReference to "
-        "their anchor set (as knative-fleet sets it) in a second apply, then `kubectl wait "
-        "--for=condition=Available` for the Deployments of the deployments stage. kubectl "
-        "gets the rendered objects without knative-fleet's `pulumi.com/*` provider "
-        "annotations.",
-        "2. No-op review: `pulumi preview --diff --expect-no-changes` against "
-        "`kubectl diff --server-side` of the same objects (as applied, owners included). "
-        "The timed preview runs as a user runs it; the engine's event log (its section "
-        "below) comes from a second no-op preview in run 1, with `--event-log`, which "
-        "costs the engine about 5 % more.",
-        f"3. Small change: the entry's `config` sets {SMALL_CHANGE_CM[1]} "
-        f"{SMALL_CHANGE_CM[2]}; `pulumi preview --diff`, then `pulumi up`; the value is "
-        "checked on the spoke.",
-        "4. Destroy: `pulumi destroy` (entries have `deleteCrdsOnDestroy: true`, so both "
-        "sides delete the same objects and every run starts on a fresh spoke) against "
-        "`kubectl delete --wait` of the same objects, dependents first.",
-        "5. Growth: one stack with 1, 2 and 4 entries: install, no-op preview, destroy. "
-        "Program: `__main__`'s `deploy()` for 1, 10 and 100 spokes under "
-        "`pulumi.runtime.set_mocks` in a fresh process each, spoke resolution faked as in "
-        "tests/unit/components/test_fleet_program.py (planning, rendering and every "
-        "registration real); per extra spoke = (t(100) - t(1)) / 99; release files parsed = "
-        "`releases.load_documents` cache misses. State: `pulumi stack export` bytes of "
-        "the largest stack / its spokes.",
-        "",
-        "The fleet and kubectl sides of each run alternate which goes first. Other jobs "
-        "may share the machine; the load averages above were taken at start and end.",
-    ]
-
-
-def markdown(results: dict[str, Any], samples: Samples, argv: list[str],
-             settings: dict[str, str], commands: Iterable[str]) -> str:
-    """BENCHMARKS.md, every figure from `results` and `samples`."""
-    runs = results["runs"]
-    lines = [
-        "# Benchmarks",
-        "",
-        f"Generated by `{command_line(argv)}` on {results['date']} (`make bench` runs it "
-        "with the defaults). Do not edit: run it again.",
-        "",
-    ]
-    if runs < 3 or results["quick"]:
-        lines += ["**Quick check (fewer than 3 runs or `--quick`): not a benchmark result.**", ""]
-    lines += [
-        f"Each figure is the median of {runs} run(s). Lab: a hub and {SPOKES} spokes, kwok "
-        "`--runtime binary` clusters (real kube-apiserver, etcd, controller-manager, "
-        "scheduler; fake nodes), in `.lab-bench/`. Release: Serving 1.23 with Kourier + "
-        "Eventing 1.23 from the offline mirror.",
-        "",
-        "| figure | key | value | target |",
-        "|---|---|---|---|",
-    ]
-    lines += [f"| {label} | `{key}` | {value} | {verdict} |"
-              for label, key, value, verdict in table(results)]
-    lines += _samples_section(samples)
-    lines += _rss_section(results)
-    lines += _time_sections(samples.notes, settings)
-    lines += _state_section(samples.notes)
-    lines += _diff_note(samples.notes)
-    lines += _machine_section(results)
-    lines += ["", "## Settings", "", "| setting | value |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in settings.items()]
-    lines += _method_section()
-    lines += ["", "## Commands", ""]
-    lines += [f"- `{command}`" for command in commands]
-    return "\n".join(lines) + "\n"
-
-
-def write(results: dict[str, Any], samples: Samples, argv: list[str],
-          settings: dict[str, str], commands: Iterable[str], results_json: Path,
-          benchmarks_md: Path) -> None:
-    """results.json (sorted keys) and BENCHMARKS.md (other benchmarks' sections kept)."""
+def write(results: dict[str, Any], markdown: str, marker: str | None, results_json: Path,
+          benchmarks_md: Path = BENCHMARKS_MD) -> None:
+    """The results file, and the section's part of BENCHMARKS.md: its marked section
+    `marker`, or with none the head of the file."""
     results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    write_keeping(benchmarks_md, markdown(results, samples, argv, settings, commands),
-                  OTHER_SECTIONS)
+    if marker is None:
+        write_keeping(benchmarks_md, markdown)
+        return
+    old = benchmarks_md.read_text() if benchmarks_md.exists() else "# Benchmarks\n"
+    benchmarks_md.write_text(replace_section(old, marker, markdown))

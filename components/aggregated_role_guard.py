@@ -49,14 +49,14 @@ from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateRes
 # the spoke's client with `aggregated_role_cleanup` only when a delete runs.
 def settle_and_delete(props: dict[str, Any]) -> None:
     """The guard's delete: wait for the controller to catch up, delete, free the name."""
-    from components import aggregated_role_cleanup
+    from access import aggregated_role_cleanup
 
     aggregated_role_cleanup.settle_and_delete(props)
 
 
 def sweep(props: dict[str, Any]) -> None:
     """The sweep's delete: no aggregated role of the install may exist again."""
-    from components import aggregated_role_cleanup
+    from access import aggregated_role_cleanup
 
     aggregated_role_cleanup.sweep(props)
 

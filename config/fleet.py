@@ -5,7 +5,7 @@ Stack config keys (namespace `knative-fleet`): `hub`, `providerFile`,
 runner), `fleet` (spokes by name), `groups` (spokes by ClusterProfile labels,
 config.groups) and `rollout` (waves, config.rollout); each
 entry's and group's `serving` and `eventing` are the Knative specs of
-knative.spec.component. All problems are reported
+models.component. All problems are reported
 in one error, each with its config path, before any resource is registered.
 """
 
@@ -26,7 +26,7 @@ from config.rollout import Rollout
 from core.errors import FleetConfigError
 from core.problems import problem_lines
 from core.strict import Strict, dns_label_name, repeated_names
-from knative.spec.component import EventingSpec, ServingSpec
+from models.component import EventingSpec, ServingSpec
 
 CONFIG_NAMESPACE = "knative-fleet"
 

@@ -13,7 +13,7 @@ from pydantic import Field
 from config.selector import LabelSelector
 from config.when_deselected import FAIL
 from core.strict import Strict, dns_label_name
-from knative.spec.component import EventingSpec, ServingSpec
+from models.component import EventingSpec, ServingSpec
 
 GroupName = dns_label_name("group name")
 

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import atexit
 import cProfile
-import os
+from collections.abc import Mapping
+
+from core.settings import settings
 
 PROFILE_ENV = "KNATIVE_FLEET_PROFILE"
 
 
-def profile_if_asked(environ: dict[str, str] | None = None) -> cProfile.Profile | None:
+def profile_if_asked(environ: Mapping[str, str] | None = None) -> cProfile.Profile | None:
     """Starts the profile when `KNATIVE_FLEET_PROFILE` names a file; it is written as
     the language host's process exits (after every registration has completed)."""
-    path = (os.environ if environ is None else environ).get(PROFILE_ENV)
-    if not path:
+    path = settings(environ).profile
+    if path is None:
         return None
     profiler = cProfile.Profile()
-    atexit.register(_write, profiler, path)
+    atexit.register(_write, profiler, str(path))
     profiler.enable()
     return profiler
 

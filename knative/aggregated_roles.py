@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from knative.objects import MANAGED_BY_LABEL
+from core.names import MANAGED_BY_LABEL
 
 CONTROLLER_FIELD_MANAGER = "clusterrole-aggregation-controller"
 

@@ -11,25 +11,20 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from core.errors import ReleaseError
-from knative.objects import (
+from core.names import (
+    CR_NAME_LABEL,
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
+    NAME_LABEL,
+    NAME_VALUE,
+    SKIP_AWAIT_ANNOTATION,
     VERSION_LABEL,
-    Rendered,
-    group,
-    pod_spec,
+    Component,
 )
-
-CR_NAME_LABEL = "operator.knative.dev/cr-name"
-# The operator's InjectLabel(SelectorKey, SelectorValue), an extra transformer of both
-# reconcilers: every object it installs, release or not (sources, additionalManifests),
-# carries app.kubernetes.io/name: knative-serving | knative-eventing.
-NAME_LABEL = "app.kubernetes.io/name"
-NAME_VALUE = {"serving": "knative-serving", "eventing": "knative-eventing"}
-SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+from knative.objects import Rendered, group, pod_spec
 
 # Built-in kinds without a namespace; every other kind is namespaced unless a CRD in
 # the same render declares it cluster-scoped.
@@ -241,7 +236,7 @@ def render(
     *,
     namespace: str,
     cr_name: str,
-    component: Literal["serving", "eventing"],
+    component: Component,
     version: str | None = None,
 ) -> Rendered:
     """Deep copies of docs, transformed for one install namespace and split for ownership.

@@ -28,12 +28,6 @@ class Rendered:
     namespace_metadata: dict = field(default_factory=dict)
 
 
-# Every object of an install carries this label with this value (access/ selects on it).
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE = "knative-fleet"
-# The release version a release object carries (access/ reads what runs on a spoke).
-VERSION_LABEL = "app.kubernetes.io/version"
-
 # Where each kind with a pod template keeps its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Deployment": ("spec", "template", "spec"),

@@ -19,15 +19,15 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from core.settings import settings
+
 CACHE_ENV = "KNATIVE_FLEET_CACHE"
 # Bumped when what the parse returns changes shape, so older entries are not read.
 FORMAT = "1"
 
 
 def cache_dir(environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    root = env.get(CACHE_ENV) or str(Path.home() / ".cache" / "knative-fleet")
-    return Path(root) / "releases-parsed"
+    return settings(environ).cache / "releases-parsed"
 
 
 def parsed(raw: bytes, parse: Callable[[bytes], list], where: Path | None = None) -> list:

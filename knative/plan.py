@@ -5,33 +5,41 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
+from core.names import CR_NAME, KIND, NAMESPACE, Component
 from knative import manifests, releases
 from knative.objects import defined_kinds, group_kind
-from knative.spec import TRANSFORMS
-from knative.spec.component import ComponentSpec, EventingSpec, ServingSpec
-from knative.spec.manifests import component_urls
-from knative.spec.namespace import namespace_is_ours, namespace_object
-from knative.spec.source import enabled_sources
-from knative.spec.version import check_version_step
+from knative.transforms import TRANSFORMS
+from knative.transforms.manifests import component_urls
+from knative.transforms.namespace import namespace_is_ours, namespace_object
+from knative.transforms.source import enabled_sources
+from knative.transforms.version import check_version_step
+from models.component import ComponentSpec, EventingSpec, ServingSpec
 
-Component = Literal["serving", "eventing"]
-NAMESPACE: dict[Component, str] = {"serving": "knative-serving", "eventing": "knative-eventing"}
-KIND: dict[Component, str] = {"serving": "KnativeServing", "eventing": "KnativeEventing"}
-CR_NAME: dict[Component, str] = {"serving": "knative-serving", "eventing": "knative-eventing"}
+
+class Stage(StrEnum):
+    """The steps of an install's registration order (InstallPlan.stages says what each
+    holds and waits for)."""
+
+    NAMESPACE = "namespace"
+    CRDS = "crds"
+    CLUSTER = "cluster"
+    CLUSTER_CUSTOM = "cluster-custom"
+    ANCHOR = "anchor"
+    NAMESPACED = "namespaced"
+    DEPLOYMENTS = "deployments"
+    CUSTOM = "custom"
 
 
 @dataclass(frozen=True)
-class Stage:
+class InstallStage:
     """One step of an install's registration order: objects registered together, each
     after every object of the stages named in `after`."""
 
-    # "namespace", "crds", "cluster", "cluster-custom", "anchor", "namespaced",
-    # "deployments" or "custom" (InstallPlan.stages)
-    name: str
+    name: Stage
     objects: tuple[dict, ...]
-    after: tuple[str, ...]  # stages every object of this one waits for
+    after: tuple[Stage, ...]  # stages every object of this one waits for
     owned: bool  # objects get the ownerReference to the plan's anchor
 
 
@@ -48,7 +56,7 @@ class InstallPlan:
     delete_crds: bool
 
     @property
-    def stages(self) -> tuple[Stage, ...]:
+    def stages(self) -> tuple[InstallStage, ...]:
         """Every object of the install, in registration order, with what each waits for
         (and so, on uninstall, what goes first):
 
@@ -75,23 +83,27 @@ class InstallPlan:
         custom = [o for o in rendered.namespaced if group_kind(o) in custom_kinds]
         namespace = (self.namespace_object,) if self.namespace_object is not None else ()
         return (
-            Stage("namespace", namespace, (), owned=False),
-            Stage("crds", tuple(rendered.crds), ("namespace",), owned=False),
-            Stage("cluster", tuple(cluster), ("namespace",), owned=False),
-            Stage("cluster-custom", tuple(cluster_custom), ("crds",), owned=False),
-            Stage("anchor", (self.anchor,), ("namespace", "crds", "cluster", "cluster-custom"),
-                  owned=False),
-            Stage("namespaced", tuple(o for o in plain if o["kind"] != "Deployment"),
-                  ("anchor",), owned=True),
-            Stage("deployments", tuple(o for o in plain if o["kind"] == "Deployment"),
-                  ("anchor",), owned=True),
-            Stage("custom", tuple(custom), ("anchor", "deployments"), owned=True),
+            InstallStage(Stage.NAMESPACE, namespace, (), owned=False),
+            InstallStage(Stage.CRDS, tuple(rendered.crds), (Stage.NAMESPACE,), owned=False),
+            InstallStage(Stage.CLUSTER, tuple(cluster), (Stage.NAMESPACE,), owned=False),
+            InstallStage(Stage.CLUSTER_CUSTOM, tuple(cluster_custom), (Stage.CRDS,),
+                         owned=False),
+            InstallStage(Stage.ANCHOR, (self.anchor,),
+                         (Stage.NAMESPACE, Stage.CRDS, Stage.CLUSTER, Stage.CLUSTER_CUSTOM),
+                         owned=False),
+            InstallStage(Stage.NAMESPACED, tuple(o for o in plain if o["kind"] != "Deployment"),
+                         (Stage.ANCHOR,), owned=True),
+            InstallStage(Stage.DEPLOYMENTS,
+                         tuple(o for o in plain if o["kind"] == "Deployment"),
+                         (Stage.ANCHOR,), owned=True),
+            InstallStage(Stage.CUSTOM, tuple(custom), (Stage.ANCHOR, Stage.DEPLOYMENTS),
+                         owned=True),
         )
 
 
 def customize(rendered: manifests.Rendered, spec: ComponentSpec) -> manifests.Rendered:
     """The entry's spec applied to the release objects: every transform of the index
-    (knative.spec.TRANSFORMS), in its order."""
+    (knative.transforms.TRANSFORMS), in its order."""
     for transform in TRANSFORMS:
         rendered = transform(rendered, spec)
     return rendered

@@ -7,10 +7,15 @@ complete, namespaces finish deleting and ownerReferences garbage-collected.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from kubernetes import client, config
@@ -44,6 +49,23 @@ NO_WEBHOOK_ADMISSION = (
 # other cluster's apiserver and refuses its certificate. Creating anew picks new ports.
 PORT_RACE_SIGNS = ("address already in use", "x509:", "certificate signed by unknown authority")
 CREATE_ATTEMPTS = 3
+# Ports are the machine's, not a checkout's: every lab on this machine (another checkout,
+# another CI job) creates and starts its clusters one at a time under this lock, from
+# kwokctl picking free ports to every component listening on them.
+PORTS_LOCK = Path(tempfile.gettempdir()) / "knative-fleet-lab-ports.lock"
+
+
+@contextlib.contextmanager
+def machine_ports_lock(path: Path = PORTS_LOCK) -> Iterator[None]:
+    """Held while one cluster of any lab on this machine picks and binds its ports."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o666)  # another user's lab takes the same lock
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def lost_a_port_race(output: str) -> bool:
@@ -93,7 +115,8 @@ class Kwok:
         start = time.monotonic()
         for attempt in range(1, CREATE_ATTEMPTS + 1):
             try:
-                self._create_once(name)
+                with machine_ports_lock():
+                    self._create_once(name)
                 break
             except RuntimeError as exc:
                 if attempt == CREATE_ATTEMPTS or not lost_a_port_race(str(exc)):
@@ -121,7 +144,8 @@ class Kwok:
         self.run("scale", "node", "--name", name, "--replicas", str(FAKE_NODES))
 
     def start(self, name: str) -> None:
-        self.run("start", "cluster", "--name", name, "--wait", "3m")
+        with machine_ports_lock():
+            self.run("start", "cluster", "--name", name, "--wait", "3m")
 
     def delete(self, name: str) -> None:
         self.run("delete", "cluster", "--name", name, check=False)

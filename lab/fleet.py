@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.settings import Binaries
 from lab.handle import Lab
 from lab.paths import RELEASES, REPO
 from lab.stack import Result, Stack
@@ -45,8 +46,9 @@ def fleet_config(lab: Lab, fleet: list[dict], **overrides: object) -> dict:
 class FleetStack(Stack):
     """A `t-*` stack of the product (ignored by git), with helpers for its preview."""
 
-    def __init__(self, lab: Lab, name: str, state_dir: Path) -> None:
-        super().__init__(REPO, name, state_dir, lab.bin)
+    def __init__(self, lab: Lab, name: str, state_dir: Path,
+                 binaries: Binaries | None = None) -> None:
+        super().__init__(REPO, name, state_dir, lab.bin, binaries=binaries)
         self.lab = lab
 
     def configure(self, fleet: list[dict], **overrides: object) -> None:

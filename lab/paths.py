@@ -3,15 +3,16 @@ so the tests' lab and the benchmark's lab (`.lab-bench/`) never share a file."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from core.settings import settings
 
 REPO = Path(__file__).resolve().parent.parent
 LAB_DIR = REPO / ".lab"
 # Read when a lab directory is resolved, never at import: a caller may set it late.
 LAB_DIR_ENV = "KNATIVE_FLEET_LAB_DIR"
-SHARED = Path(os.environ.get("KNATIVE_FLEET_SHARED", REPO.parent / "shared"))
+SHARED = settings().shared or REPO.parent / "shared"
 CLUSTERPROFILE_CRD = (
     SHARED / "cluster-inventory-api" / "v0.1.2" / "multicluster.x-k8s.io_clusterprofiles.yaml"
 )
@@ -62,7 +63,7 @@ class LabDir:
 def lab_dir(root: Path | str | None = None) -> LabDir:
     """`root` when given, else $KNATIVE_FLEET_LAB_DIR as it is now, else `.lab/`."""
     if root is None:
-        root = os.environ.get(LAB_DIR_ENV) or LAB_DIR
+        root = settings().lab_dir or LAB_DIR
     return LabDir(Path(root).absolute())
 
 

@@ -11,14 +11,16 @@ from pathlib import Path
 
 import yaml
 
+from core.settings import Binaries
 from lab.toolchain import tool_env
 
 PASSPHRASE = "knative-fleet-tests"
 # The README's setting for self-managed backends: one state write per run instead of
-# two full rewrites per object (see "Running it" in the README).
+# two full rewrites per object (docs/performance.md, "Self-managed backends and the
+# engine's diffs").
 SKIP_CHECKPOINTS = "PULUMI_SKIP_CHECKPOINTS"
 # The README's setting for every stack: each object's Diff call off the engine's
-# one-at-a-time step loop (see "Running it" in the README).
+# one-at-a-time step loop (same section).
 PARALLEL_DIFF = "PULUMI_PARALLEL_DIFF"
 
 
@@ -38,11 +40,13 @@ class Stack:
     """One stack of a Pulumi project, run through the CLI as a user would."""
 
     def __init__(self, project_dir: Path, stack: str, state_dir: Path, bin_dir: Path,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, binaries: Binaries | None = None) -> None:
+        """`binaries`: the Pulumi CLI and Kubernetes provider as released or patched
+        (KNATIVE_FLEET_BINARIES unless given)."""
         self.project_dir = project_dir
         self.stack = stack
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.env = tool_env(bin_dir, {
+        self.env = tool_env(bin_dir, binaries=binaries, extra={
             "PULUMI_BACKEND_URL": f"file://{state_dir}",
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
             SKIP_CHECKPOINTS: "true",

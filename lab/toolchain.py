@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from core.settings import Binaries, settings
 from lab.paths import REPO
 
 BUILD_SCRIPT = REPO / "toolchain" / "build.sh"
@@ -30,21 +31,34 @@ def with_test_tools() -> Path:
     return _build("--test-tools")
 
 
-def pulumi_home(bin_path: Path) -> Path:
-    """The toolchain's Pulumi home: its plugin store holds the built Kubernetes provider,
-    so Pulumi loads it as a released plugin (build.sh installs it there)."""
+def pulumi_home(bin_path: Path, binaries: Binaries = "patched") -> Path:
+    """The toolchain's Pulumi home for a set of Pulumi binaries: its plugin store holds
+    that set's Kubernetes provider, so Pulumi loads it as a released plugin (build.sh
+    installs it there)."""
+    if binaries == "released":
+        return bin_path.parent / "released" / "pulumi-home"
     return bin_path.parent / "pulumi-home"
 
 
-def tool_env(bin_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment every lab and test command runs in: the toolchain first on PATH."""
+def pulumi_bin(bin_path: Path, binaries: Binaries = "patched") -> Path:
+    """Where the Pulumi CLI and its language host of a set are: the toolchain's own bin
+    (patched) or, beside it, the binaries exactly as released (`build.sh --test-tools`)."""
+    return bin_path.parent / "released" / "bin" if binaries == "released" else bin_path
+
+
+def tool_env(bin_path: Path, extra: dict[str, str] | None = None,
+             binaries: Binaries | None = None) -> dict[str, str]:
+    """The environment every lab and test command runs in: the chosen set of Pulumi
+    binaries (KNATIVE_FLEET_BINARIES unless given), then the toolchain, first on PATH."""
+    binaries = binaries or settings().binaries
     env = dict(os.environ)
     # The venv's python first: the Python language host runs `python` from PATH.
     venv_bin = Path(sys.executable).parent
-    env["PATH"] = os.pathsep.join([str(bin_path), str(venv_bin), env.get("PATH", "")])
+    path = dict.fromkeys([str(pulumi_bin(bin_path, binaries)), str(bin_path), str(venv_bin)])
+    env["PATH"] = os.pathsep.join([*path, env.get("PATH", "")])
     env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
     env["PULUMI_SKIP_UPDATE_CHECK"] = "true"
-    env["PULUMI_HOME"] = str(pulumi_home(bin_path))
+    env["PULUMI_HOME"] = str(pulumi_home(bin_path, binaries))
     env["KWOK_KUBECTL_BINARY"] = str(bin_path / "kubectl")
     if extra:
         env.update(extra)

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from knative.objects import VERSION_LABEL, dig
+from core.names import VERSION_LABEL
+from knative.objects import dig
 
 NAME_LABEL = "app.kubernetes.io/name"
 COMPONENTS = ("serving", "eventing")

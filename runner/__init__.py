@@ -1,7 +1,7 @@
 """The fleet runner: many knative-fleet stacks ("shards") run side by side, ring after
 ring, through Pulumi's Automation API, and one view of the whole fleet.
 
-A stack holds at most about 20 spokes (README, "How many spokes one stack should
+A stack holds at most about 20 spokes (docs/performance.md, "How many spokes one stack should
 hold"); a bigger fleet is split into stacks, each with a rollout ring
 (`knative-fleet:ring`). `python -m runner up --stacks 'prod-*'` runs ring 1's stacks
 at once (at most `--parallel`), then ring 2's only if every stack of ring 1 succeeded.

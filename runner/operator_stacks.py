@@ -41,7 +41,7 @@ class OperatorStackSettings(Strict):
     passphrase_secret: str = Field(
         "fleet-passphrase", description="Secret (key `passphrase`) with PULUMI_CONFIG_PASSPHRASE")
     service_account: str = Field("knative-fleet", description="the workspace's identity")
-    image: str = Field("", description="workspace image holding the toolchain (README)")
+    image: str = Field("", description="workspace image holding the toolchain (docs/toolchain.md)")
     resync_seconds: int = Field(600, ge=60, description="how often the operator re-applies "
                                 "each stack, changed commit or not (at least 60)")
     ring_window: str = Field("24h", pattern=r"^([0-9]+(\.[0-9]+)?(h|m|s))+$",

@@ -18,6 +18,11 @@
 #                                 resolve every module directory the build reads, in the
 #                                 current GOMODCACHE, and fail on any empty path (CI runs it
 #                                 against an empty module cache)
+#   toolchain/build.sh --released print the bin dir of the Pulumi CLI and language host as
+#                                 released (no patch; built by --test-tools), build nothing
+#   toolchain/build.sh --released-home
+#                                 print the Pulumi home whose plugin store holds the
+#                                 Kubernetes provider as released, build nothing
 #   toolchain/build.sh --stock-provider
 #                                 build (or reuse) pulumi-kubernetes as released, without
 #                                 patch_provider's changes, and print its dir (a benchmark
@@ -40,7 +45,14 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/pins.env"
 
 CACHE_ROOT="${KNATIVE_FLEET_CACHE:-$HOME/.cache/knative-fleet}"
-KEY="$(cd "$HERE" && cat pins.env build.sh patches/*/*.patch | sha256sum | cut -c1-16)"
+# The cache key covers only what changes the binaries: the pins and this script without
+# their comment-only lines, and each patch from its first `--- ` line on (its `# ` header
+# left out), so editing a comment or a patch's header does not rebuild the toolchain.
+KEY="$(cd "$HERE" && {
+  grep -v '^[[:space:]]*#' pins.env
+  grep -v '^[[:space:]]*#' build.sh
+  for p in patches/*/*.patch; do sed -n '/^--- /,$p' "$p"; done
+} | sha256sum | cut -c1-16)"
 OUT="$CACHE_ROOT/toolchain/$KEY"
 BIN="$OUT/bin"
 # The provider is not on PATH: Pulumi loads it from its own plugin store in this
@@ -49,6 +61,11 @@ PLUGINS="$OUT/plugins"
 PULUMI_HOME_DIR="$OUT/pulumi-home"
 # The Knative Operator's release data (kodata) and CRDs, copied out of its module.
 OPERATOR_DIR="$OUT/knative-operator"
+# The Pulumi CLI, its language host and the Kubernetes provider exactly as released (the
+# same pinned modules without toolchain/patches/): what a user runs.
+RELEASED="$OUT/released"
+RELEASED_BIN="$RELEASED/bin"
+RELEASED_HOME="$RELEASED/pulumi-home"
 
 export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}"
 # The build is CPU-bound on a small machine: the compiler spends less time in its own
@@ -121,7 +138,7 @@ k8s_replaces() {
 
 gen_wrappers() {
   mapfile -t reps < <(k8s_replaces)
-  # kwok and the secretreader plugin share the Kubernetes module graph (README, "Toolchain").
+  # kwok and the secretreader plugin share the Kubernetes module graph (docs/toolchain.md, "How it is built").
   wrapper k8s "k8s.io/kubernetes $K8S_VERSION" "sigs.k8s.io/kwok $KWOK_VERSION" \
     "sigs.k8s.io/cluster-inventory-api $CLUSTER_INVENTORY_API_VERSION" -- "${reps[@]}"
   wrapper etcd "go.etcd.io/etcd/server/v3 $ETCD_VERSION" -- \
@@ -191,57 +208,67 @@ build_actionlint() {
 }
 
 build_pulumi() {
-  build_cli
-  build_langhost
-  local sdk f
+  build_cli "$BIN" patch_cli
+  build_langhost "$BIN" patch_langhost
+  python_scripts "$BIN"
+}
+
+# The CLI and the language host as released, into their own bin dir.
+build_released_pulumi() {
+  mkdir -p "$RELEASED_BIN"
+  build_cli "$RELEASED_BIN" copy_only
+  build_langhost "$RELEASED_BIN" copy_only
+  python_scripts "$RELEASED_BIN"
+}
+
+# python_scripts DEST: the language host runs `pulumi-language-python-exec`; Python
+# dynamic providers run `pulumi-resource-pulumi-python`. Both are scripts of the SDK
+# module, found next to the `pulumi` binary as bundled plugins.
+python_scripts() {
+  local dest="$1" sdk f
   sdk="$(sdk_dir)"
-  # The language host runs `pulumi-language-python-exec`; Python dynamic providers run
-  # `pulumi-resource-pulumi-python`. Both are scripts of the SDK module, found next to
-  # the `pulumi` binary as bundled plugins.
   for f in cmd/pulumi-language-python-exec dist/pulumi-resource-pulumi-python; do
-    [ -x "$BIN/${f#*/}" ] || install -m 755 "$sdk/python/$f" "$BIN/"
+    [ -x "$dest/${f#*/}" ] || install -m 755 "$sdk/python/$f" "$dest/"
   done
 }
 
-# from_patched_copy OUT WRAPPER VERSION PACKAGE PATCH_FN DIR_FN FROM TO [REPLACES]:
-# builds PACKAGE into BIN/OUT from a scratch copy of the WRAPPER module that holds, at TO,
-# a copy of FROM (a path in DIR_FN's module directory) with PATCH_FN's changes. REPLACES,
-# when given, is the module that copy stands in for. VERSION is the Pulumi version the
-# binary reports.
-from_patched_copy() {
-  local out="$1" wrapper="$2" version="$3" pkg="$4" patch_fn="$5" dir_fn="$6" from="$7"
-  local to="$8" replaces="${9:-}" work="$OUT/$1-src" start=$SECONDS src
-  [ -x "$BIN/$out" ] && return 0
-  rm -rf "$work" && mkdir -p "$work"
+# from_copy DEST OUT WRAPPER VERSION PACKAGE COPY_FN DIR_FN FROM TO [REPLACES]:
+# builds PACKAGE into DEST/OUT from a scratch copy of the WRAPPER module that holds, at TO,
+# a copy of FROM (a path in DIR_FN's module directory) made by COPY_FN (patch_* applies
+# the toolchain's patches, copy_only none). REPLACES, when given, is the module that copy
+# stands in for. VERSION is the Pulumi version the binary reports. The patched and the
+# released builds compile the same copied paths (-trimpath), so every package the patches
+# do not touch is compiled once for both.
+from_copy() {
+  local dest="$1" out="$2" wrapper="$3" version="$4" pkg="$5" copy_fn="$6" dir_fn="$7"
+  local from="$8" to="$9" replaces="${10:-}" work start=$SECONDS src
+  [ -x "$dest/$out" ] && return 0
+  work="$(mktemp -d "$OUT/$out-src.XXXXXX")"
   cp "$HERE/modules/$wrapper/go.mod" "$HERE/modules/$wrapper/go.sum" "$work/"
   src="$("$dir_fn")"
-  "$patch_fn" "$src/$from" "$work/$to"
+  "$copy_fn" "$src/$from" "$work/$to"
   [ -z "$replaces" ] || echo "replace $replaces => ./$to" >> "$work/go.mod"
-  log "building $out (patched)"
-  (cd "$work" && go build -trimpath -gcflags "$GCFLAGS" -o "$BIN/$out.tmp" \
+  log "building $out ($copy_fn)"
+  (cd "$work" && go build -trimpath -gcflags "$GCFLAGS" -o "$dest/$out.tmp" \
     -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$version" \
     "$pkg")
-  mv "$BIN/$out.tmp" "$BIN/$out"
+  mv "$dest/$out.tmp" "$dest/$out"
   rm -rf "$work"
-  log "built $out in $((SECONDS - start))s"
+  log "built $out ($copy_fn) in $((SECONDS - start))s"
 }
 
-# The Pulumi CLI, against a copy of its pkg/v3 module with the change in
-# patches/pulumi-cli/: the engine deep-copied every event it handed the display, so a
-# no-op preview copied every object's inputs and outputs twice (README, "Toolchain").
+# build_cli DEST COPY_FN: the Pulumi CLI, from a copy of its pkg/v3 module (patch_cli:
+# with patches/pulumi-cli/same-step-events-without-deep-copy.patch).
 build_cli() {
-  from_patched_copy pulumi pulumi-cli "$PULUMI_VERSION" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi \
-    patch_cli cli_pkg_dir . pkg github.com/pulumi/pulumi/pkg/v3
+  from_copy "$1" pulumi pulumi-cli "$PULUMI_VERSION" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi \
+    "$2" cli_pkg_dir . pkg github.com/pulumi/pulumi/pkg/v3
 }
 
-# The Python language host, from a copy of its package in the SDK module with the change
-# in patches/pulumi-language-python/: to find the program's Pulumi packages, every run
-# (preview, up) it started `python -m pip list -v --format json`, about half a second
-# before the program could start; it reads the same list (name, version, location of
-# each installed distribution) with importlib.metadata instead.
+# build_langhost DEST COPY_FN: the Python language host (patch_langhost: with
+# patches/pulumi-language-python/lists-packages-without-pip.patch).
 build_langhost() {
-  from_patched_copy pulumi-language-python pulumi-langhost "$PULUMI_LANGHOST_SDK_VERSION" \
-    ./python/cmd/pulumi-language-python patch_langhost langhost_sdk_dir \
+  from_copy "$1" pulumi-language-python pulumi-langhost "$PULUMI_LANGHOST_SDK_VERSION" \
+    ./python/cmd/pulumi-language-python "$2" langhost_sdk_dir \
     python/cmd/pulumi-language-python python/cmd/pulumi-language-python
 }
 
@@ -261,26 +288,10 @@ build_operator() {
 }
 
 # patch_copy SRC DST SET STRIP: a writable copy of SRC at DST with every patch of
-# patches/SET/ applied (README, "Toolchain"), each by `git apply` (git is already
+# patches/SET/ applied (docs/toolchain.md), each by `git apply` (git is already
 # needed to clone the repo; `patch` may not be installed), which takes no fuzz: a new
-# pin whose code moved fails here instead of building something else.
-#
-# pulumi-kubernetes is built from a copy of its module with these changes:
-# - create-keeps-the-schema: 4.25 drops its whole cached OpenAPI schema after every CRD
-#   it creates (its Create calls invalidateResources), and the next object's Check or
-#   Create fetches and parses the schema again, under one lock, while the engine runs
-#   Checks one at a time: a Knative install's 30 CRDs ran about two at a time and the
-#   spoke's API server rebuilt its schema for every one. The REST mapper is still reset
-#   after a CRD, so the new kinds are found; a custom resource of a CRD created in the
-#   same run skips only the provider's own schema check (the API server validates every
-#   apply), as it already does when the CRD is updated rather than created.
-# - await-returns-the-written-version: the outputs of a Create or Update are the object
-#   as its awaiter last saw it, and an awaiter is first handed the namespace informer's
-#   cached objects: after a write that keeps the generation (labels or owners; a
-#   StatefulSet's annotations, as a take-over from the operator writes them), the
-#   version from before the write passed as ready, the state lacked what was written,
-#   and the next preview showed an update. An older version than the write's response
-#   is read again.
+# pin whose code moved fails here instead of building something else. git apply skips
+# each patch's `# ` header, which says what the patch changes and why.
 patch_copy() {
   local src="$1" dst="$2" set="$3" strip="$4" p
   rm -rf "$dst" && mkdir -p "$(dirname "$dst")"
@@ -299,6 +310,7 @@ patch_copy() {
   done
 }
 
+# pulumi-kubernetes, with patches/pulumi-kubernetes/{create-keeps-the-schema,await-returns-the-written-version}.patch.
 patch_provider() { patch_copy "$1" "$2" pulumi-kubernetes 1; }
 
 # The language host's package directory, its patches' paths taken from the SDK module's
@@ -308,13 +320,23 @@ patch_langhost() { patch_copy "$1" "$2" pulumi-language-python 4; }
 # The CLI's pkg/v3 module, its patches' paths taken from the module's root.
 patch_cli() { patch_copy "$1" "$2" pulumi-cli 1; }
 
+# copy_only SRC DST: a writable copy of SRC at DST, as released.
+copy_only() {
+  rm -rf "$2" && mkdir -p "$(dirname "$2")"
+  if ! { cp -r "$1" "$2" && chmod -R u+w "$2"; }; then
+    log "cannot copy $1"
+    return 1
+  fi
+}
+
 # The provider's main package embeds schema-embed.json and terraform-mapping-embed.json,
 # which its module zip does not ship; its own generate.go makes them from the committed
 # schema.json and terraform-mapping.json. The module cache is read-only, so main.go is
 # built from a scratch copy of the wrapper module (outside the repo), against the patched
-# copy of the provider module (patch_provider), or against the module as released
-# (`--stock-provider`, for the benchmark that holds the two against each other).
-# provider_into DIR patched|stock
+# copy of the provider module (patch_provider), or against a plain copy of the module as
+# released (the released set; `--stock-provider`): the same copied paths, so the packages
+# the patches do not touch compile once for both.
+# provider_into DIR patched|released
 provider_into() {
   local dest="$1" kind="$2" work="$OUT/provider-src-$2" pdir start=$SECONDS
   [ -x "$dest/pulumi-resource-kubernetes" ] && return 0
@@ -323,9 +345,11 @@ provider_into() {
   pdir="$(provider_dir)"
   if [ "$kind" = patched ]; then
     patch_provider "$pdir" "$work/provider"
-    echo "replace github.com/pulumi/pulumi-kubernetes/provider/v4 => ./provider" >> "$work/go.mod"
-    pdir="$work/provider"
+  else
+    copy_only "$pdir" "$work/provider"
   fi
+  echo "replace github.com/pulumi/pulumi-kubernetes/provider/v4 => ./provider" >> "$work/go.mod"
+  pdir="$work/provider"
   install -m 644 "$pdir/cmd/pulumi-resource-kubernetes/main.go" "$work/cmd/pulumi-resource-kubernetes/"
   install -m 644 "$pdir"/cmd/pulumi-resource-kubernetes/{generate.go,schema.json,terraform-mapping.json} "$work/gen/"
   # Built with the provider's own flags, not `go run`: the packages it imports (the
@@ -344,20 +368,22 @@ provider_into() {
 }
 
 build_provider() { provider_into "$PLUGINS" patched; }
+build_released_provider() { provider_into "$RELEASED/plugins" released; }
 
-# Installs the provider into the toolchain's Pulumi home as the released plugin
-# kubernetes v$PULUMI_KUBERNETES_VERSION (what the Python SDK asks for).
+# install_plugins BIN PLUGINS HOME: installs the provider of PLUGINS into the Pulumi home
+# HOME as the released plugin kubernetes v$PULUMI_KUBERNETES_VERSION (what the Python SDK
+# asks for), with the CLI of BIN.
 install_plugins() {
-  local home="$PULUMI_HOME_DIR.tmp"
-  rm -rf "$home" && mkdir -p "$home"
-  PULUMI_HOME="$home" "$BIN/pulumi" plugin install resource kubernetes "v$PULUMI_KUBERNETES_VERSION" \
-    --file "$PLUGINS/pulumi-resource-kubernetes" >/dev/null
-  rm -rf "$PULUMI_HOME_DIR" && mv "$home" "$PULUMI_HOME_DIR"
+  local bin="$1" plugins="$2" home="$3"
+  rm -rf "$home.tmp" && mkdir -p "$home.tmp"
+  PULUMI_HOME="$home.tmp" "$bin/pulumi" plugin install resource kubernetes \
+    "v$PULUMI_KUBERNETES_VERSION" --file "$plugins/pulumi-resource-kubernetes" >/dev/null
+  rm -rf "$home" && mv "$home.tmp" "$home"
 }
 
 # Pulumi 3.259 writes an encrypted debug log of every run into $PULUMI_HOME/logs, every
 # property of every object (35-100 MB a fleet run), unconditionally: it costs a no-op
-# preview about half its CPU (README, "How many spokes one stack should hold"). Pulumi
+# preview about half its CPU (docs/performance.md, "How many spokes one stack should hold, and how to run more"). Pulumi
 # goes without it when that path cannot be made a directory, so the toolchain's own
 # home holds an empty file of that name. KNATIVE_FLEET_PULUMI_LOGS=keep keeps the logs
 # (a support case); `--logtostderr -v=N` logs one run either way.
@@ -429,7 +455,7 @@ main() {
   lane provider build_provider
   lane tools build_etcd build_pulumi
   wait_lanes
-  install_plugins
+  install_plugins "$BIN" "$PLUGINS" "$PULUMI_HOME_DIR"
   home_logs
   touch "$OUT/.complete"
   log "toolchain ready in $((SECONDS - start))s: $BIN"
@@ -437,15 +463,19 @@ main() {
 }
 
 # The tools only the tests use, on top of the lab toolchain: the Knative Operator (its
-# own module graph: about a tenth of the cold compile work) and actionlint. Not built
-# for `make demo`, whose first run on a new machine waits for its toolchain.
+# own module graph: about a tenth of the cold compile work), actionlint, and the Pulumi
+# CLI, language host and Kubernetes provider as released, which the tests run the core
+# lifecycle on. Not built for `make demo`, whose first run on a new machine waits for its
+# toolchain.
 test_tools() {
   main >/dev/null
   if [ -f "$OUT/.test-tools-complete" ]; then echo "$BIN"; return 0; fi
   local start=$SECONDS
-  lane operator build_operator
-  lane actionlint build_actionlint
+  lane operator build_operator build_actionlint
+  lane released-pulumi build_released_pulumi
+  lane released-provider build_released_provider
   wait_lanes
+  install_plugins "$RELEASED_BIN" "$RELEASED/plugins" "$RELEASED_HOME"
   touch "$OUT/.test-tools-complete"
   log "the tests' tools ready in $((SECONDS - start))s: $BIN"
   echo "$BIN"
@@ -457,9 +487,11 @@ case "${1:-}" in
   --test-tools) test_tools ;;
   --operator) echo "$OPERATOR_DIR" ;;
   --check-downloads) check_downloads ;;
-  --stock-provider) provider_into "$OUT/stock-provider" stock >&2 && echo "$OUT/stock-provider" ;;
+  --released) echo "$RELEASED_BIN" ;;
+  --released-home) echo "$RELEASED_HOME" ;;
+  --stock-provider) build_released_provider >&2 && echo "$RELEASED/plugins" ;;
   --wrappers) gen_wrappers ;;
   "") main ;;
-  *) echo "usage: $0 [--test-tools|--print|--home|--operator|--check-downloads|--stock-provider|--wrappers]" >&2
+  *) echo "usage: $0 [--test-tools|--print|--home|--released|--released-home|--operator|--check-downloads|--stock-provider|--wrappers]" >&2
      exit 2 ;;
 esac

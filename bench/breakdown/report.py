@@ -1,18 +1,13 @@
-"""The breakdown's outputs, from its figures alone: `bench/breakdown-results.json` and its
-section of BENCHMARKS.md."""
+"""The breakdown section's outputs, from its figures alone: its section of BENCHMARKS.md,
+which the terminal shows too."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from bench.breakdown.requests import by_verb
-from bench.sections import replace_section
 
-PROG = "python -m bench.breakdown"
-SECTION = "breakdown"
 TOP_REQUESTS = 20
 
 
@@ -86,35 +81,25 @@ def _run(fig: dict[str, Any]) -> str:
     return f"{fig['s']:.1f} s / {fig['cpu_s']:.1f} s"
 
 
-def configgroup_section(r: dict[str, Any]) -> list[str]:
-    """The product's per-object registration against the ConfigGroup trial."""
-    cg = r["configgroup"]
+def processes_section(r: dict[str, Any]) -> list[str]:
+    """knative-fleet's install, no-op preview and destroy, by kind of process."""
     lines = [
-        "### Trial: the release objects through a ConfigGroup per stage",
+        "### knative-fleet's commands by process",
         "",
-        "bench/configgroup_trial registers the same objects on the same fresh spoke through "
-        "pulumi-kubernetes' provider-side `yaml/v2` ConfigGroup (`objs=`), one per install "
-        "stage in the plan's order, instead of one Python resource per object (no "
-        "aggregated-role guard: only the registration path differs). Wall / CPU of the "
-        "command's whole process tree. knative-fleet's install and no-op preview here ran "
-        "with the program's profiler on (above), which slows its program; the trial's did "
-        "not: compare the engine's and the providers' rows, and destroy.",
+        "Wall / CPU of each command's whole process tree, and the CPU of each kind of "
+        "process in it. The install and the no-op preview ran with the program's profiler "
+        "on (above), which slows the program.",
         "",
-        "| figure | one resource per object (knative-fleet) | ConfigGroup per stage (trial) |",
-        "|---|---|---|",
-        f"| steps a first-install preview shows | {r['fleet_first_preview_steps']} | "
-        f"{cg['first_preview_steps']} |",
+        "| figure | knative-fleet |",
+        "|---|---|",
+        f"| steps a first-install preview shows | {r['fleet_first_preview_steps']} |",
     ]
     for op, name in (("install", "install"), ("preview", "no-op preview"),
                      ("destroy", "destroy")):
-        lines.append(f"| {name}: wall / CPU | {_run(r[f'fleet_{op}'])} | {_run(cg[op])} |")
-        for kind in KIND_ORDER:
-            mine = r[f"fleet_{op}"]["cpu_by_kind_s"].get(kind, 0.0)
-            theirs = cg[op]["cpu_by_kind_s"].get(kind, 0.0)
-            lines.append(f"| {name}: CPU of the {kind.replace('_', ' ')} | {mine:.1f} s | "
-                         f"{theirs:.1f} s |")
-    lines.append(f"| the spoke's requests during install | {_sum(r['fleet_install_requests'])} "
-                 f"| {_sum(cg['install_requests'])} |")
+        run = r[f"fleet_{op}"]
+        lines.append(f"| {name}: wall / CPU | {_run(run)} |")
+        lines += [f"| {name}: CPU of the {kind.replace('_', ' ')} | "
+                  f"{run['cpu_by_kind_s'].get(kind, 0.0):.1f} s |" for kind in KIND_ORDER]
     return lines
 
 
@@ -200,12 +185,7 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         *program_sections(r),
         "",
-        *configgroup_section(r),
+        *processes_section(r),
     ]
     return "\n".join(lines) + "\n"
 
-
-def write(results: dict[str, Any], results_json: Path, benchmarks_md: Path) -> None:
-    results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    old = benchmarks_md.read_text() if benchmarks_md.exists() else "# Benchmarks\n"
-    benchmarks_md.write_text(replace_section(old, SECTION, markdown(results)))

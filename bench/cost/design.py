@@ -1,5 +1,5 @@
-"""What the cost benchmark measures, fixed in one place: its lab, the fleet sizes, the
-shardings run through the fleet runner, the settings tried, and the targets."""
+"""What the cost section measures, fixed in one place: the fleet sizes, the shardings run
+through the fleet runner, the settings tried, and the targets."""
 
 from __future__ import annotations
 
@@ -8,12 +8,7 @@ from dataclasses import dataclass, field
 import psutil
 
 from bench.metrics import Target
-from lab.paths import REPO
 
-# Its own lab: never the tests' `.lab/` nor `python -m bench`'s `.lab-bench/`.
-COST_LAB = REPO / ".lab-bench-cost"
-RESULTS_JSON = REPO / "bench" / "cost-results.json"
-SECTION = "cost-per-spoke"
 OPERATIONS = ("install", "preview", "destroy")
 ONE_STACK = (1, 4, 8)  # spokes in one stack
 VARIANT_SPOKES = 4  # the settings are tried on one stack of this many spokes

@@ -1,7 +1,7 @@
-"""The measured runs of the cost benchmark: one stack of N spokes, the same stack under
-each setting tried, and shards of stacks through the fleet runner. Every command's
-process tree is sampled (CPU seconds and peak memory per kind of process) and each
-figure goes into `Samples` under a key that says what it is."""
+"""The cost section's runs: one stack of N spokes, the same stack under each setting
+tried, and shards of stacks through the fleet runner. Every command's process tree is
+sampled (CPU seconds and peak memory per kind of process) and each figure goes into
+`Samples` under a key that says what it is."""
 
 from __future__ import annotations
 
@@ -10,14 +10,20 @@ import sys
 from collections.abc import Sequence
 
 from bench.commands import BenchError, Timed
-from bench.cost.design import OPERATIONS, Sharding, Variant
-from bench.fleet_stack import BenchStack, bench_entry
-from bench.kubectl import Kubectl
+from bench.cost.design import (
+    ONE_STACK,
+    OPERATIONS,
+    SHARDINGS,
+    VARIANT_SPOKES,
+    VARIANTS,
+    Sharding,
+    Variant,
+)
 from bench.log import log
 from bench.metrics import Samples
+from bench.own_lab import BenchLab, BenchStack, bench_entry
 from bench.sampling import TOTAL, MachineMemory, ProcessCpu
-from bench.scenarios import Session, control_plane_cpu
-from lab.handle import Lab
+from bench.section import Options, Run
 from runner.results import UNCHANGED_OPS
 
 # The kinds a figure is given for; anything else in the tree is "other".
@@ -60,43 +66,38 @@ def _stack_operation(stack: BenchStack, operation: str) -> Timed:
                       sample_rss=True)
 
 
-def assert_fresh(lab: Lab, stack: BenchStack, names: Sequence[str]) -> None:
-    for name in names:
-        Kubectl(lab, name, stack.runner).assert_fresh(name)
-
-
-def one_stack(lab: Lab, stack: BenchStack, samples: Samples, spokes: int,
+def one_stack(bench: BenchLab, stack: BenchStack, samples: Samples, spokes: int,
               prefix: str) -> None:
     """Install, no-op preview and destroy of `spokes` fresh spokes in one stack."""
     names = spoke_names(spokes)
     stack.configure([bench_entry(name) for name in names])
     for operation in OPERATIONS:
         log(f"{prefix}: {operation}, {spokes} spoke(s) in one stack")
-        control_planes = control_plane_cpu(lab, names)
+        control_planes = bench.control_plane_cpu(names)
         res = _stack_operation(stack, operation)
         record(samples, f"{prefix}_{operation}", res, control_planes)
         if operation == "install":
             stack.spokes_ready(names)
-    assert_fresh(lab, stack, names)
+    bench.assert_fresh(names)
 
 
-def with_variant(lab: Lab, stack: BenchStack, samples: Samples, variant: Variant,
+def with_variant(bench: BenchLab, stack: BenchStack, samples: Samples, variant: Variant,
                  spokes: int, prefix: str = "variant") -> None:
     """`one_stack` with the variant's flags and environment, then the stack's own back."""
     args, env = list(stack.extra_args), dict(stack.env)
     stack.extra_args = [*args, *variant.args]
     stack.env.update(variant.env)
     try:
-        one_stack(lab, stack, samples, spokes, f"{prefix}_{variant.key}")
+        one_stack(bench, stack, samples, spokes, f"{prefix}_{variant.key}")
     finally:
         stack.extra_args, stack.env = args, env
 
 
-def shard_stacks(session: Session, lab: Lab, sharding: Sharding) -> list[BenchStack]:
+def shard_stacks(bench: BenchLab, sharding: Sharding) -> list[BenchStack]:
     """The sharding's stacks, each with its own slice of the lab's spokes, all ring 1."""
     stacks = []
     for i in range(sharding.stacks):
-        stack = session.stack(lab, f"{sharding.key}-{i + 1}")
+        stack = bench.stack(f"{sharding.key}-{i + 1}")
         names = spoke_names(sharding.spokes, first=1 + i * sharding.spokes)
         stack.configure([bench_entry(name) for name in names], ring=1)
         stacks.append(stack)
@@ -127,16 +128,16 @@ def check_runner(res: Timed, operation: str, stacks: Sequence[BenchStack]) -> No
             raise BenchError(f"{what}: the no-op preview has changes: {changed}")
 
 
-def sharded(lab: Lab, session: Session, samples: Samples, sharding: Sharding) -> None:
+def sharded(bench: BenchLab, samples: Samples, sharding: Sharding) -> None:
     """Install, no-op preview and destroy of the sharding's stacks by the fleet runner,
     every stack at once (`--parallel` = the number of stacks)."""
-    stacks = shard_stacks(session, lab, sharding)
+    stacks = shard_stacks(bench, sharding)
     names = spoke_names(sharding.total)
     pattern = stacks[0].stack.rsplit("-", 1)[0] + "-*"
-    runner = session.runner
+    runner = bench.runner
     for operation in OPERATIONS:
         log(f"shards {sharding.key}: {operation} through the fleet runner")
-        control_planes = control_plane_cpu(lab, names)
+        control_planes = bench.control_plane_cpu(names)
         log_dir = runner.lab_root / "work" / f"runner-{sharding.key}-{operation}"
         with MachineMemory() as memory:
             res = runner.run(
@@ -151,4 +152,27 @@ def sharded(lab: Lab, session: Session, samples: Samples, sharding: Sharding) ->
         if operation == "install":
             for i, stack in enumerate(stacks):
                 stack.spokes_ready(spoke_names(sharding.spokes, 1 + i * sharding.spokes))
-    assert_fresh(lab, stacks[0], names)
+    bench.assert_fresh(names)
+
+
+def runs(options: Options) -> int:
+    return options.runs or 1
+
+
+def measure(run: Run) -> None:
+    """One stack of 1, 4 and 8 spokes, each setting, 2 stacks of 4 through the runner;
+    then the lab anew with 16 spokes for 4 stacks of 4."""
+    bench, samples, options = run.bench, run.samples, run.options
+    small = [s for s in SHARDINGS if s.total <= ONE_STACK[-1]]
+    one = run.up(ONE_STACK[-1], "one")
+    for _ in range(runs(options)):
+        for n in ONE_STACK:
+            one_stack(bench, one, samples, n, f"one_{n}")
+        for variant in () if options.no_variants else VARIANTS:
+            with_variant(bench, one, samples, variant, VARIANT_SPOKES)
+        for sharding in small:
+            sharded(bench, samples, sharding)
+    if not options.no_16:
+        bench.up(SHARDINGS[-1].total)
+        for _ in range(runs(options)):
+            sharded(bench, samples, SHARDINGS[-1])

@@ -1,25 +1,20 @@
-"""The cost benchmark's outputs, from its figures alone: a table on the terminal,
-`bench/cost-results.json`, and its section of BENCHMARKS.md."""
+"""The cost section's outputs, from its figures alone: a table on the terminal and its
+section of BENCHMARKS.md."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from bench.cost.design import (
     ONE_STACK,
     OPERATIONS,
-    SECTION,
     SHARDINGS,
     TARGETS,
     VARIANT_SPOKES,
     VARIANTS,
 )
-from bench.report import fmt
-from bench.sections import replace_section
+from bench.report import fmt, fmt_ratio
 
-PROG = "python -m bench.cost"
 KIND_COLUMNS = ("engine", "language_host", "program", "provider")
 
 
@@ -28,8 +23,7 @@ def _f(results: dict[str, Any], key: str) -> str:
 
 
 def _ratio(results: dict[str, Any], key: str) -> str:
-    value = results.get(key)
-    return "n/a" if value is None else f"{value:.2f}x"
+    return fmt_ratio(results.get(key))
 
 
 def targets_table(results: dict[str, Any]) -> list[str]:
@@ -156,12 +150,6 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def text_table(results: dict[str, Any]) -> str:
+def terminal(results: dict[str, Any]) -> str:
     return "\n" + "\n".join(targets_table(results) + [""] + extra_spoke_table(results)) + "\n"
 
-
-def write(results: dict[str, Any], results_json: Path, benchmarks_md: Path) -> None:
-    """cost-results.json, and this benchmark's section of BENCHMARKS.md."""
-    results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    old = benchmarks_md.read_text() if benchmarks_md.exists() else "# Benchmarks\n"
-    benchmarks_md.write_text(replace_section(old, SECTION, markdown(results)))

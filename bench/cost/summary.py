@@ -1,4 +1,4 @@
-"""From the cost benchmark's samples to its figures: medians, CPU per spoke and per extra
+"""From the cost section's samples to its figures: medians, CPU per spoke and per extra
 spoke, the runner's shards against one stack, each setting against the defaults, and
 each target's verdict."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.cost.design import ONE_STACK, OPERATIONS, SHARDINGS, TARGETS, VARIANT_SPOKES, VARIANTS
-from bench.metrics import Samples
-from bench.summary import ratio
+from bench.metrics import Samples, ratio, rounded
 
 
 def _one_stack(out: dict[str, Any]) -> None:
@@ -73,9 +72,9 @@ def derive(out: dict[str, Any]) -> dict[str, Any]:
     _variants(out)
     for target in TARGETS:
         out[f"target_{target.key}"] = target.verdict(out.get(target.key))
-    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+    return rounded(out)
 
 
 def summarise(samples: Samples) -> dict[str, Any]:
     """Medians of every sample, the derived figures, and the targets' verdicts."""
-    return derive({key: samples.median(key) for key in sorted(samples.values)})
+    return derive(samples.medians())

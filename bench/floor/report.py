@@ -1,33 +1,17 @@
-"""The floor benchmark's outputs, from its figures alone: a table on the terminal,
-`bench/floor-results.json`, and its section of BENCHMARKS.md."""
+"""The floor section's outputs, from its figures alone: a table on the terminal and its
+section of BENCHMARKS.md."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from bench.floor.design import ALIAS_PAIRS, FLEET_SIZE, MODES, PRODUCT, SECTION
-from bench.floor.summary import (
-    FIGURES,
-    LIMITS,
-    alias_cost_key,
-    preview_key,
-    vs_product_key,
-)
-from bench.report import fmt
-from bench.sections import replace_section
-
-PROG = "python -m bench.floor"
-LABELS = {PRODUCT: "product (one resource per object)"}
-
-
-def _x(r: dict[str, Any], key: str) -> str:
-    return fmt(key, r.get(key))  # a `_vs_` key: a ratio
+from bench.floor.design import FIGURES, FLEET_SIZE, preview_key
+from bench.floor.summary import LIMITS
+from bench.report import fmt, fmt_ratio
 
 
 def _limit(key: str) -> str:
-    """A program target's limit (bench/design.py), in the unit its key names."""
+    """A program target's limit (bench/fleet/design.py), in the unit its key names."""
     return fmt(key, LIMITS[key])
 
 
@@ -45,29 +29,24 @@ def floor_table(r: dict[str, Any]) -> list[str]:
         f"| 1 spoke's worth: time | {fmt('floor_ms_1', r.get('floor_ms_1'))} "
         f"({_ms(r.get('floor_ms_per_resource_1'))} a resource) | | |",
         f"| time per extra spoke | {fmt('floor_ms_per_spoke', r.get('floor_ms_per_spoke'))} | "
-        f"{_limit('program_ms_per_spoke')} | {_x(r, 'floor_vs_target_per_spoke')} |",
+        f"{_limit('program_ms_per_spoke')} | {fmt_ratio(r.get('floor_vs_target_per_spoke'))} |",
         f"| {n} spokes' worth: time | {fmt(f'floor_ms_{n}', r.get(f'floor_ms_{n}'))} "
         f"({_ms(r.get(f'floor_ms_per_resource_{n}'))} a resource) | "
-        f"{_limit('program_ms_100')} | {_x(r, f'floor_vs_target_time_{n}')} |",
+        f"{_limit('program_ms_100')} | {fmt_ratio(r.get(f'floor_vs_target_time_{n}'))} |",
         f"| {n} spokes' worth: peak RSS | "
         f"{fmt('x_bytes', r.get(f'floor_peak_rss_bytes_{n}'))} | "
-        f"{_limit('program_peak_rss_bytes_100')} | {_x(r, f'floor_vs_target_rss_{n}')} |",
+        f"{_limit('program_peak_rss_bytes_100')} | "
+        f"{fmt_ratio(r.get(f'floor_vs_target_rss_{n}'))} |",
         f"| resources per spoke the floor allows within "
         f"{_limit('program_ms_per_spoke')} | "
         f"{fmt('x', r.get('floor_resources_per_spoke_within_target'))} | | |",
     ]
 
 
-def paths_table(r: dict[str, Any]) -> list[str]:
-    rows = ["| no-op preview, 1 spoke | wall | CPU, whole tree | CPU of the program | against "
-            "the product, round by round (wall / CPU / program) |", "|---|---|---|---|---|"]
-    for mode in MODES:
-        cells = " | ".join(fmt(preview_key(mode, f), r.get(preview_key(mode, f)))
-                           for f in FIGURES)
-        against = "" if mode == PRODUCT else " / ".join(
-            _x(r, vs_product_key(mode, f)) for f in FIGURES)
-        rows.append(f"| {LABELS.get(mode, f'groups, `{mode}`')} | {cells} | {against} |")
-    return rows
+def preview_table(r: dict[str, Any]) -> list[str]:
+    cells = " | ".join(fmt(preview_key(f), r.get(preview_key(f))) for f in FIGURES)
+    return ["| no-op preview, 1 spoke | wall | CPU, whole tree | CPU of the program |",
+            "|---|---|---|---|", f"| product (one resource per object) | {cells} |"]
 
 
 def markdown(r: dict[str, Any]) -> str:
@@ -86,30 +65,14 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         *floor_table(r),
         "",
-        "**Each path in a real run.** No-op `pulumi preview --diff` in turn, "
-        f"{r['pairs']} rounds, medians; ratios are the median of the rounds' ratios. The "
-        "product's stack of one spoke on one fresh spoke; the ConfigGroup trial "
-        "(bench/configgroup_trial, the same objects in a group per install stage, "
-        f"{fmt('x', r.get('trial_children'))} of them, as structured inputs, `objs`, or as "
-        "one JSON document stream, `yaml`) on another. `-aliased` adds the "
-        "transform that gives each child the alias a stack installed with one resource per "
-        "object needs to update without deleting; the engine calls it back in the program "
-        "once per child.",
+        f"**The program in a real run.** No-op `pulumi preview --diff` of the product's "
+        f"stack of one spoke on a fresh spoke, {r['pairs']} one after another, medians: "
+        "the program's own CPU beside its whole process tree's.",
         "",
-        *paths_table(r),
-        "",
-        *[f"- The aliases cost the program {_ms(r.get(alias_cost_key(plain)))} of CPU per "
-          f"child on `{plain}`." for plain, _ in ALIAS_PAIRS],
+        *preview_table(r),
     ]
     return "\n".join(lines) + "\n"
 
 
-def text_table(r: dict[str, Any]) -> str:
-    return "\n" + "\n".join([*floor_table(r), "", *paths_table(r)]) + "\n"
-
-
-def write(results: dict[str, Any], results_json: Path, benchmarks_md: Path) -> None:
-    """floor-results.json, and this benchmark's section of BENCHMARKS.md."""
-    results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    old = benchmarks_md.read_text() if benchmarks_md.exists() else "# Benchmarks\n"
-    benchmarks_md.write_text(replace_section(old, SECTION, markdown(results)))
+def terminal(r: dict[str, Any]) -> str:
+    return "\n" + "\n".join([*floor_table(r), "", *preview_table(r)]) + "\n"

@@ -1,31 +1,15 @@
-"""From the floor benchmark's samples to its figures: medians, the floor set against
-the program's targets (bench/design.py), and the aliased groups against the plain ones
-pair by pair."""
+"""From the floor section's samples to its figures: medians, and the floor set against the
+program's targets (bench/fleet/design.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.design import TARGETS
-from bench.floor.design import ALIAS_PAIRS, FLEET_SIZE, PRODUCT, TRIAL_PATHS
-from bench.levers.summary import paired_ratio
-from bench.metrics import Samples
+from bench.fleet.design import TARGETS
+from bench.floor.design import FLEET_SIZE
+from bench.metrics import Samples, rounded
 
 LIMITS = {t.key: t.limit for t in TARGETS}
-FIGURES = ("s", "cpu_s", "program_cpu_s")  # wall, the whole tree's CPU, the program's
-
-
-def preview_key(mode: str, figure: str) -> str:
-    return f"preview_{mode.replace('-', '_')}_{figure}"
-
-
-def vs_product_key(mode: str, figure: str) -> str:
-    return f"{preview_key(mode, figure)}_vs_product"
-
-
-def alias_cost_key(mode: str) -> str:
-    """The program's CPU milliseconds per child that the aliases add to `mode`."""
-    return f"alias_program_ms_per_child_{mode}"
 
 
 def floor(out: dict[str, Any]) -> None:
@@ -48,16 +32,6 @@ def floor(out: dict[str, Any]) -> None:
 
 
 def summarise(samples: Samples) -> dict[str, Any]:
-    out: dict[str, Any] = {key: samples.median(key) for key in sorted(samples.values)}
+    out = samples.medians()
     floor(out)
-    for figure in FIGURES:
-        for mode in TRIAL_PATHS:
-            out[vs_product_key(mode, figure)] = paired_ratio(
-                samples.values.get(preview_key(mode, figure)) or [],
-                samples.values.get(preview_key(PRODUCT, figure)) or [])
-    children = out.get("trial_children")
-    for plain, aliased in ALIAS_PAIRS:
-        got = [out.get(preview_key(m, "program_cpu_s")) for m in (plain, aliased)]
-        if children and None not in got:
-            out[alias_cost_key(plain)] = (got[1] - got[0]) * 1000 / children
-    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+    return rounded(out)

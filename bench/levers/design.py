@@ -1,5 +1,5 @@
-"""What the levers benchmark measures, fixed in one place: its lab, the spoke, the
-settings tried and how many pairs of runs."""
+"""What the levers section measures, fixed in one place: the spoke, the settings tried and
+how many pairs of runs."""
 
 from __future__ import annotations
 
@@ -8,11 +8,7 @@ import os
 from bench.cost.design import Variant
 from lab.paths import REPO
 
-# Its own lab: never the tests' `.lab/` nor another benchmark's.
-LEVERS_LAB = REPO / ".lab-bench-levers"
-RESULTS_JSON = REPO / "bench" / "levers-results.json"
 TOOLCHAIN_SCRIPT = REPO / "toolchain" / "build.sh"
-SECTION = "levers"
 SPOKES = 1
 PAIRS = 3  # each setting runs beside the defaults this many times, in turn
 FIGURES = ("s", "cpu_s", "spokes_cpu_s")  # wall, Pulumi side's CPU, the spoke's CPU

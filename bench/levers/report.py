@@ -1,23 +1,14 @@
-"""The levers benchmark's outputs, from its figures alone: a table on the terminal,
-`bench/levers-results.json`, and its section of BENCHMARKS.md."""
+"""The levers section's outputs, from its figures alone: a table on the terminal and its
+section of BENCHMARKS.md."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from bench.cost.design import OPERATIONS
-from bench.levers.design import REPORTED, SECTION, SPOKES
+from bench.levers.design import REPORTED, SPOKES
 from bench.levers.summary import default_key, lever_key
-from bench.report import fmt
-from bench.sections import replace_section
-
-PROG = "python -m bench.levers"
-
-
-def _ratio(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}x"
+from bench.report import fmt, fmt_ratio
 
 
 def table(results: dict[str, Any]) -> list[str]:
@@ -33,7 +24,7 @@ def table(results: dict[str, Any]) -> list[str]:
         for op in OPERATIONS:
             keys = [lever_key(lever.key, op, f) for f in ("s", "cpu_s", "spokes_cpu_s")]
             cells = " | ".join(fmt(k, results.get(k)) for k in keys)
-            against = " / ".join(_ratio(results.get(f"{k}_vs_default")) for k in keys)
+            against = " / ".join(fmt_ratio(results.get(f"{k}_vs_default")) for k in keys)
             lines.append(f"| {lever.name} | {op} | {cells} | {against} |")
     return lines
 
@@ -55,12 +46,6 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def text_table(results: dict[str, Any]) -> str:
+def terminal(results: dict[str, Any]) -> str:
     return "\n" + "\n".join(table(results)) + "\n"
 
-
-def write(results: dict[str, Any], results_json: Path, benchmarks_md: Path) -> None:
-    """levers-results.json, and this benchmark's section of BENCHMARKS.md."""
-    results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    old = benchmarks_md.read_text() if benchmarks_md.exists() else "# Benchmarks\n"
-    benchmarks_md.write_text(replace_section(old, SECTION, markdown(results)))

@@ -1,4 +1,4 @@
-"""From the levers benchmark's samples to its figures: medians, and each setting against
+"""From the levers section's samples to its figures: medians, and each setting against
 the defaults pair by pair (the median of the per-pair ratios, so a machine that drifts
 between pairs does not move the ratio)."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from bench.cost.design import OPERATIONS
 from bench.levers.design import FIGURES, REPORTED
-from bench.metrics import Samples
+from bench.metrics import Samples, rounded
 
 
 def default_key(op: str, figure: str) -> str:
@@ -26,7 +26,7 @@ def paired_ratio(mine: list[float], base: list[float]) -> float | None:
 
 
 def summarise(samples: Samples) -> dict[str, Any]:
-    out: dict[str, Any] = {key: samples.median(key) for key in sorted(samples.values)}
+    out = samples.medians()
     for lever in REPORTED:
         for op in OPERATIONS:
             for figure in FIGURES:
@@ -34,4 +34,4 @@ def summarise(samples: Samples) -> dict[str, Any]:
                 base = samples.values.get(default_key(op, figure)) or []
                 out[f"{lever_key(lever.key, op, figure)}_vs_default"] = \
                     paired_ratio(mine, base)
-    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+    return rounded(out)

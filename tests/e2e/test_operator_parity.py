@@ -8,7 +8,7 @@ compared field by field; each difference is fixed or listed in
 tests/support/operator_differences.py with its reason, and that list is the README's
 "differs from the operator" column.
 
-Then spoke-1 is taken over as the README's "Taking over from the Knative Operator" says:
+Then spoke-1 is taken over as the README's "Taking over a spoke the Knative Operator runs" says:
 the operator stops, its CRs are released (finalizers off, deleted with propagationPolicy
 Orphan), knative-fleet adopts the running objects with `pulumi up`, and the operator is
 removed; every Deployment stays Available throughout, no object is deleted or created

@@ -32,13 +32,53 @@ def deployment(generation: int = 2, observed: int = 2, replicas: int = 1,
     }
 
 
-def resolved_and_planned(cfg: Any, entries: list[Any], *_: object) -> list[Any]:
-    """`components.fleet.resolve_fleet` without a hub: every entry reached at
-    `spoke_connection()` on Kubernetes 1.36, and planned from the release files."""
-    from components import fleet as fleet_mod
-    from knative import plan as planning
+class FakeInventory:
+    """An inventory without a hub (access.inventory.Inventory): every spoke reached at
+    `spoke_connection()` on Kubernetes 1.36 with no Knative yet, unless `broken` names
+    the ResolutionError of its ClusterProfile; `profiles` are what the hub lists."""
 
-    return [fleet_mod.SpokeResult(
-        entry=e, connection=spoke_connection(), server_version="v1.36.3",
-        plans=planning.plan_spoke(e.serving, e.eventing, cfg.release_base, {}))
-        for e in entries]
+    def __init__(self, profiles: list[dict] | None = None,
+                 broken: dict[str, Any] | None = None,
+                 facts: dict[str, Any] | None = None) -> None:
+        self.profiles = profiles or []
+        self.broken = broken or {}
+        self.facts = facts or {}
+        self.reached: list[tuple[str, str, str, tuple[str, ...]]] = []
+
+    def open(self) -> None:
+        pass
+
+    def cluster_profiles(self, namespace: str) -> list[dict]:
+        return [p for p in self.profiles if p["metadata"]["namespace"] == namespace]
+
+    def reach(self, spoke: str, namespace: str, name: str,
+              install_namespaces: Any) -> Any:
+        from access import PluginCredential, ResolutionError, ResolvedSpoke, SpokeFacts
+
+        self.reached.append((spoke, namespace, name, tuple(install_namespaces)))
+        if name in self.broken:
+            raise ResolutionError(spoke, self.broken[name], f"{name} is broken")
+        return ResolvedSpoke(spoke_connection(), PluginCredential(token="t"), "v1.36.3",
+                             self.facts.get(name) or SpokeFacts(namespaces={}, installed={}))
+
+
+def profile(name: str, namespace: str = "f", **labels: str) -> dict:
+    """A ClusterProfile as the hub lists it."""
+    return {"metadata": {"name": name, "namespace": namespace, "labels": labels}}
+
+
+def two_spoke_fleet() -> Any:
+    """A stack of two explicit entries: spoke-a with Serving and Eventing 1.23, spoke-b
+    with Serving 1.22, both from the release mirror."""
+    from config.fleet import parse_fleet_config
+    from lab.paths import RELEASES
+
+    return parse_fleet_config({
+        "releaseBase": f"file://{RELEASES}",
+        "fleet": [
+            {"name": "spoke-a", "clusterProfileRef": {"name": "a", "namespace": "f"},
+             "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}},
+            {"name": "spoke-b", "clusterProfileRef": {"name": "b", "namespace": "f"},
+             "serving": {"version": "1.22"}},
+        ],
+    })

@@ -7,18 +7,17 @@ from __future__ import annotations
 import copy
 import functools
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from core.names import CR_NAME, NAMESPACE, Component
 from knative import manifests, releases
 from knative.manifests import Rendered
 from knative.plan import InstallPlan, plan_spoke
-from knative.spec.component import EventingSpec, ServingSpec
 from lab.paths import RELEASES
+from models.component import EventingSpec, ServingSpec
 
 RELEASE_BASE = f"file://{RELEASES}"
 VERSION = "1.23.0"
-
-Component = Literal["serving", "eventing"]
 
 
 @functools.lru_cache(maxsize=16)
@@ -37,7 +36,7 @@ def release_documents(component: Component, ingress: str | None = "kourier",
 @functools.lru_cache(maxsize=16)
 def _rendered(component: Component, ingress: str | None, version: str) -> Rendered:
     return manifests.render(release_documents(component, ingress, version),
-                            namespace=f"knative-{component}", cr_name=f"knative-{component}",
+                            namespace=NAMESPACE[component], cr_name=CR_NAME[component],
                             component=component)
 
 
@@ -72,7 +71,7 @@ def without(rendered: Rendered, kind: str, name: str) -> Rendered:
 def serving_plan(installed: str | None = None, **serving: object) -> InstallPlan:
     """The plan of a fresh spoke (or one running `installed`) for a Serving spec written
     the operator's way, e.g. serving_plan(version="1.23", allowMinorSkip=True)."""
-    installed_map = {"knative-serving": installed} if installed else {}
+    installed_map = {NAMESPACE["serving"]: installed} if installed else {}
     spec = ServingSpec.model_validate(serving)
     return plan_spoke(spec, None, RELEASE_BASE, {}, installed_map)[0]
 

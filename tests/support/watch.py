@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
+from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, is_aggregated
-from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 
 @dataclass

@@ -13,9 +13,9 @@ import sys
 import pytest
 from kubernetes.client.rest import ApiException
 
-from components import aggregated_role_cleanup as cleanup
+from access import aggregated_role_cleanup as cleanup
+from access import spoke_client as spoke_access
 from components import aggregated_role_guard as guard
-from components import spoke_access
 from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, selector_matches
 from lab.paths import REPO
 from tests.support.factories import spoke_connection

@@ -8,8 +8,9 @@ import pulumi
 
 from components import fleet as fleet_mod
 from config.fleet import parse_fleet_config
+from fleet import plan_fleet
 from lab.paths import RELEASES
-from tests.support.factories import resolved_and_planned
+from tests.support.factories import FakeInventory
 
 ANCHOR = "spoke-a:knative-serving/knativeserving-knative-serving-root-owner"
 OWNED = "spoke-a:knative-serving/activator"
@@ -27,7 +28,7 @@ class PreviewOfANewSpoke(pulumi.runtime.Mocks):
         return {}
 
 
-def test_owned_objects_wait_for_an_anchor_that_a_preview_creates(monkeypatch):
+def test_owned_objects_wait_for_an_anchor_that_a_preview_creates():
     SEEN.clear()
     pulumi.runtime.set_mocks(PreviewOfANewSpoke(), preview=True)
     cfg = parse_fleet_config({
@@ -36,11 +37,9 @@ def test_owned_objects_wait_for_an_anchor_that_a_preview_creates(monkeypatch):
                    "serving": {"version": "1.23"}}],
     })
 
-    monkeypatch.setattr(fleet_mod, "resolve_fleet", resolved_and_planned)
-
     @pulumi.runtime.test
     def program():
-        fleet_mod.deploy(cfg)
+        fleet_mod.register_fleet(plan_fleet(cfg, FakeInventory()))
 
     program()  # returns once every registration is done
     assert "uid" not in SEEN[ANCHOR]["metadata"]

@@ -1,6 +1,6 @@
-"""The program's own wiring: how one entry is resolved and planned, and under Pulumi
-mocks which resources one spoke gets, with which options. (End-to-end behaviour is
-proven on the lab, not here.)"""
+"""The registrar under Pulumi mocks: which resources a plan's spokes and waves get, with
+which options. (The planner's decisions are tested without Pulumi in tests/unit/fleet;
+end-to-end behaviour is proven on the lab.)"""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import contextlib
 import pulumi
 import pytest
 
-from access import PluginCredential, Reason, ResolutionError, ResolvedSpoke, SpokeFacts
+from access import Reason
 from components import fleet as fleet_mod
 from components import waves as waves_mod
 from config.fleet import parse_fleet_config
-from core.errors import ReleaseError, TransformError
+from fleet import plan_fleet
 from knative import plan as planning
 from lab.paths import RELEASES
-from tests.support.factories import resolved_and_planned, spoke_connection
+from tests.support.factories import FakeInventory, profile, two_spoke_fleet
 
 REGISTERED: list[tuple[str, str, dict, pulumi.ResourceOptions | None]] = []
 
@@ -35,24 +35,15 @@ class Mocks(pulumi.runtime.Mocks):
 
 @pytest.fixture()
 def fleet_cfg():
-    return parse_fleet_config({
-        "releaseBase": f"file://{RELEASES}",
-        "fleet": [
-            {"name": "spoke-a", "clusterProfileRef": {"name": "a", "namespace": "f"},
-             "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}},
-            {"name": "spoke-b", "clusterProfileRef": {"name": "b", "namespace": "f"},
-             "serving": {"version": "1.22"}},
-        ],
-    })
+    return two_spoke_fleet()
 
 
 @pulumi.runtime.test
-def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatch):
+def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg):
     REGISTERED.clear()
     pulumi.runtime.set_mocks(Mocks(), preview=False)
 
-    monkeypatch.setattr(fleet_mod, "resolve_fleet", resolved_and_planned)
-    spokes = fleet_mod.deploy(fleet_cfg)
+    spokes = fleet_mod.register_fleet(plan_fleet(fleet_cfg, FakeInventory()))
 
     def check(_):
         types = [t for t, *_ in REGISTERED]
@@ -80,130 +71,44 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg, monkeypatc
     return pulumi.Output.all(*[s.ready for s in spokes.values()]).apply(check)
 
 
-# --- resolve_entry: one entry through access.resolve_spoke, then the plan ---------------------
-
-
-def resolved(facts: SpokeFacts | None = None) -> ResolvedSpoke:
-    return ResolvedSpoke(spoke_connection(), PluginCredential(token="t"), "v1.36.3",
-                         facts or SpokeFacts(namespaces={}, installed={}))
-
-
-def test_entry_is_resolved_with_the_install_namespaces_then_planned(fleet_cfg, monkeypatch):
-    calls: list[tuple[tuple, dict]] = []
-    planned: list[tuple] = []
-    facts = SpokeFacts(namespaces={"knative-serving": {}}, installed={"knative-serving": "1.22.0"})
-
-    def fake_resolve(*args, **kwargs):
-        calls.append((args, kwargs))
-        return resolved(facts)
-
-    def fake_plan(*args, **kwargs):
-        planned.append(args + tuple(kwargs.values()))
-        return ["plan"]
-
-    monkeypatch.setattr(fleet_mod, "resolve_spoke", fake_resolve)
-    monkeypatch.setattr(planning, "plan_spoke", fake_plan)
-    entry = fleet_cfg.fleet[0]
-    result = fleet_mod.resolve_entry(entry, fleet_cfg, "hub", None, "providers")
-    assert result.error is None
-    assert (result.connection, result.server_version, result.plans) == (
-        spoke_connection(), "v1.36.3", ["plan"])
-    (args, kwargs), = calls
-    assert args == ("spoke-a", "f", "a")
-    assert kwargs == {"hub": "hub", "hub_error": None, "providers": "providers",
-                      "namespaces": ("knative-serving", "knative-eventing"),
-                      "plugin_timeout": fleet_cfg.plugin_timeout_seconds}
-    assert facts.namespaces in planned[0] and facts.installed in planned[0]
-
-
-def test_a_spoke_that_does_not_resolve_is_not_planned(fleet_cfg, monkeypatch):
-    error = ResolutionError("spoke-a", Reason.ACCESS_PROVIDER_FAILED, "plugin failed")
-
-    def fake_resolve(*_args, **_kwargs):
-        raise error
-
-    monkeypatch.setattr(fleet_mod, "resolve_spoke", fake_resolve)
-    monkeypatch.setattr(planning, "plan_spoke", lambda *a, **k: pytest.fail("planned"))
-    result = fleet_mod.resolve_entry(fleet_cfg.fleet[0], fleet_cfg, None, None, None)
-    assert (result.error, result.connection, result.plans) == (error, None, [])
-
-
-@pytest.mark.parametrize(("exc", "reason"), [
-    (ReleaseError("no release 1.23"), Reason.MANIFESTS_UNAVAILABLE),
-    (TransformError("bad spec"), Reason.INVALID_SPEC),
-])
-def test_planning_errors_keep_their_reasons(fleet_cfg, monkeypatch, exc, reason):
-    def fail(*_args, **_kwargs):
-        raise exc
-
-    monkeypatch.setattr(fleet_mod, "resolve_spoke", lambda *a, **k: resolved())
-    monkeypatch.setattr(planning, "plan_spoke", fail)
-    result = fleet_mod.resolve_entry(fleet_cfg.fleet[0], fleet_cfg, None, None, None)
-    assert result.error is not None and result.connection is None
-    assert (result.error.spoke, result.error.reason, result.error.message) == (
-        "spoke-a", reason, str(exc))
-
-
-def test_without_a_provider_file_the_real_path_says_so(fleet_cfg):
-    result = fleet_mod.resolve_entry(fleet_cfg.fleet[1], fleet_cfg, None, OSError("x"), None)
-    assert result.error is not None
-    assert (result.error.spoke, result.error.reason, result.error.message) == (
-        "spoke-b", Reason.MULTICLUSTER_DISABLED,
-        "no access-provider file is configured (knative-fleet:providerFile)")
-
-
-# --- run_waves: which spokes a run registers, wave by wave -------------------------------
-
-
-def _selected(name: str, ring: str):
-    from targeting.selection import SelectedSpoke
-    entry = parse_fleet_config({"fleet": [
-        {"name": name, "clusterProfileRef": {"name": name, "namespace": "f"}}]}).fleet[0]
-    return SelectedSpoke(entry, None, {"ring": ring})
-
-
-def _waves_and_results(rollout: dict | None, down: set[str]):
-    from rollout.waves import assign_waves
-    cfg = parse_fleet_config({"fleet": [], **({"rollout": rollout} if rollout else {})})
-    selected = [_selected("s1", "canary"), _selected("s2", "canary"),
-                _selected("s3", "main")]
-    results = {}
-    for s in selected:
-        if s.entry.name in down:
-            err = ResolutionError(s.entry.name, Reason.REMOTE_CLIENT_CREATION_FAILED, "down")
-            results[s.entry.name] = fleet_mod.SpokeResult(entry=s.entry, error=err)
-        else:
-            results[s.entry.name] = fleet_mod.SpokeResult(
-                entry=s.entry, connection=spoke_connection(), server_version="v1", plans=[])
-    return cfg, assign_waves(cfg, selected), results
-
+# --- register_waves: which spokes a run registers, wave by wave -------------------------
 
 TWO_WAVES = {"waves": [{"name": "canary", "selector": {"matchLabels": {"ring": "canary"}}},
                        {"name": "main"}]}
+PROFILES = [profile("s1", ring="canary"), profile("s2", ring="canary"),
+            profile("s3", ring="main")]
 
 
-@pytest.mark.parametrize(("rollout", "down", "registered", "started"), [
-    # No rollout: an unreachable spoke never holds the others back.
-    (None, {"s1"}, {"s2", "s3"}, [True]),
-    # Within maxFailures (0): every wave runs.
-    (TWO_WAVES, set(), {"s1", "s2", "s3"}, [True, True]),
+def _plan(rollout: dict | None, down: set[str]):
+    cfg = parse_fleet_config({
+        "releaseBase": f"file://{RELEASES}",
+        "fleet": [{"name": n, "clusterProfileRef": {"name": n, "namespace": "f"}}
+                  for n in ("s1", "s2", "s3")],
+        **({"rollout": rollout} if rollout else {})})
+    inventory = FakeInventory(PROFILES, broken={n: Reason.REMOTE_CLIENT_CREATION_FAILED
+                                                for n in down})
+    return plan_fleet(cfg, inventory)
+
+
+@pytest.mark.parametrize(("rollout", "down", "registered", "gates"), [
+    # No rollout: an unreachable spoke never holds the others back; no gate.
+    (None, {"s1"}, {"s2", "s3"}, 0),
+    # Within maxFailures (0): every wave runs, a gate each.
+    (TWO_WAVES, set(), {"s1", "s2", "s3"}, 2),
     # Too many unreachable in the canary: its reachable spoke is updated, main is not started.
-    (TWO_WAVES, {"s1"}, {"s2"}, [True, False]),
+    (TWO_WAVES, {"s1"}, {"s2"}, 1),
     ({"waves": [{**TWO_WAVES["waves"][0], "maxFailures": 1}, {"name": "main"}]}, {"s1"},
-     {"s2", "s3"}, [True, True]),
+     {"s2", "s3"}, 2),
 ])
 @pulumi.runtime.test
-def test_waves_register_what_they_may(rollout, down, registered, started):
+def test_waves_register_what_they_may(rollout, down, registered, gates):
     pulumi.runtime.set_mocks(Mocks(), preview=False)
-    cfg, waves, results = _waves_and_results(rollout, down)
-    runs = waves_mod.run_waves(cfg, waves, results, [])
-    assert {n for r in runs for n in r.spokes} == registered
-    assert [r.started for r in runs] == started
-    gates = [g for r in runs for g in r.gates]
-    assert len(gates) == (0 if rollout is None else sum(1 for r in runs if r.spokes))
+    plan = _plan(rollout, down)
+    reg = waves_mod.register_waves(plan, [])
+    assert set(reg.spokes) == registered
+    assert sum(len(g) for g in reg.gates.values()) == gates
     with pytest.raises(pulumi.RunError) if down else contextlib.nullcontext():
-        fleet_mod._fail_if_incomplete(results, runs)
-
+        fleet_mod.register_fleet(plan)
 
 
 @pulumi.runtime.test
@@ -222,9 +127,8 @@ def test_the_guard_not_the_provider_deletes_aggregated_roles(fleet_cfg, monkeypa
 
     REGISTERED.clear()
     pulumi.runtime.set_mocks(Mocks(), preview=False)
-    monkeypatch.setattr(fleet_mod, "resolve_fleet", resolved_and_planned)
     monkeypatch.setattr(spoke_mod, "ReleaseObject", recording)
-    spokes = fleet_mod.deploy(fleet_cfg)
+    spokes = fleet_mod.register_fleet(plan_fleet(fleet_cfg, FakeInventory()))
 
     def check(_):
         guarded = {n.removeprefix("spoke-a:") for t, n, *_ in REGISTERED

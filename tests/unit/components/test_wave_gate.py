@@ -8,6 +8,7 @@ import contextlib
 import pytest
 
 from components import membership, wave_gate
+from rollout import wave_wait
 from targeting.deselected import Deselection
 from tests.support.factories import deployment
 
@@ -40,7 +41,7 @@ def reader(healthy_after: dict[str, float], clock: Clock):
 
 def test_waits_until_every_spoke_is_healthy() -> None:
     clock = Clock()
-    out = wave_gate.await_wave(props(["a", "b"]), reader({"a": 0, "b": 4}, clock),
+    out = wave_wait.await_wave(props(["a", "b"]), reader({"a": 0, "b": 4}, clock),
                                clock, clock.sleep)
     assert out == {"healthy": {"a": True, "b": True}, "failures": {}}
     assert 4 <= clock.now < 10
@@ -49,7 +50,7 @@ def test_waits_until_every_spoke_is_healthy() -> None:
 def test_a_spoke_still_unhealthy_at_the_timeout_fails_the_wave() -> None:
     clock = Clock()
     with pytest.raises(RuntimeError) as err:
-        wave_gate.await_wave(props(["a", "b"]), reader({"a": 0, "b": 99}, clock),
+        wave_wait.await_wave(props(["a", "b"]), reader({"a": 0, "b": 99}, clock),
                              clock, clock.sleep)
     assert clock.now >= 10
     assert "wave 'canary' is not healthy: 1 spoke(s) failed within 10s" in str(err.value)
@@ -58,12 +59,12 @@ def test_a_spoke_still_unhealthy_at_the_timeout_fails_the_wave() -> None:
 
 def test_max_failures_tolerates_unhealthy_and_unreachable_spokes() -> None:
     clock = Clock()
-    out = wave_gate.await_wave(props(["a", "b"], max_failures=2, unreachable={"c": "gone"}),
+    out = wave_wait.await_wave(props(["a", "b"], max_failures=2, unreachable={"c": "gone"}),
                                reader({"a": 0, "b": 99}, clock), clock, clock.sleep)
     assert out["healthy"] == {"a": True, "b": False}
     assert set(out["failures"]) == {"b", "c"}
     with pytest.raises(RuntimeError, match="2 spoke"):
-        wave_gate.await_wave(props(["a", "b"], max_failures=1, unreachable={"c": "gone"}),
+        wave_wait.await_wave(props(["a", "b"], max_failures=1, unreachable={"c": "gone"}),
                              reader({"a": 0, "b": 99}, clock), clock, clock.sleep)
 
 
@@ -74,7 +75,7 @@ def test_a_read_error_is_that_spokes_failure() -> None:
         raise ConnectionError("refused")
 
     with pytest.raises(RuntimeError, match="cannot read its Deployments: ConnectionError"):
-        wave_gate.await_wave(props(["a"]), broken, clock, clock.sleep)
+        wave_wait.await_wave(props(["a"]), broken, clock, clock.sleep)
 
 
 def test_the_gate_runs_only_when_its_batch_changed() -> None:
@@ -113,9 +114,9 @@ def test_the_reader_keeps_one_client_per_spoke_and_drops_it_on_failure(monkeypat
             raise ConnectionError("gone")
         return {d: None for d in deployments}
 
-    monkeypatch.setattr(wave_gate, "spoke_client", fake_client)
-    monkeypatch.setattr(wave_gate, "_read", fake_read)
-    reader = wave_gate.DeploymentReader()
+    monkeypatch.setattr(wave_wait, "spoke_client", fake_client)
+    monkeypatch.setattr(wave_wait, "_read", fake_read)
+    reader = wave_wait.DeploymentReader()
     spoke = {"connection": {"id": "a"}, "deployments": DEPLOYS}
     for _ in range(3):
         reader("a", spoke, 1.0)

@@ -16,7 +16,7 @@ from knative.aggregated_roles import (
     selector_string,
     settled,
 )
-from knative.spec.component import EventingSpec, ServingSpec
+from models.component import EventingSpec, ServingSpec
 from tests.support.releases import RELEASE_BASE
 
 

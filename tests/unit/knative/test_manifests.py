@@ -11,9 +11,15 @@ from pathlib import Path
 import pytest
 
 from core.errors import ReleaseError
+from core.names import (
+    CR_NAME_LABEL,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    NAME_LABEL,
+    SKIP_AWAIT_ANNOTATION,
+)
 from knative import manifests, releases
 from knative.manifests import Rendered
-from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from tests.support.releases import RELEASE_BASE as BASE
 from tests.support.releases import release_documents as _docs
 from tests.support.releases import rendered
@@ -92,11 +98,11 @@ def test_services_skip_await(serving: Rendered) -> None:
     assert len(services) > len(lbs)
     for svc in services:
         annotations = svc["metadata"].get("annotations") or {}
-        assert annotations.get(manifests.SKIP_AWAIT_ANNOTATION) == "true"
+        assert annotations.get(SKIP_AWAIT_ANNOTATION) == "true"
     deployments = [o for o in serving.namespaced if o["kind"] == "Deployment"]
     for dep in deployments:
         annotations = dep["metadata"].get("annotations") or {}
-        assert manifests.SKIP_AWAIT_ANNOTATION not in annotations
+        assert SKIP_AWAIT_ANNOTATION not in annotations
 
 
 def test_crds_are_separated_and_deduped(serving: Rendered) -> None:
@@ -122,8 +128,8 @@ def test_every_object_is_labelled(serving: Rendered) -> None:
     for obj in _all(serving):
         labels = obj["metadata"]["labels"]
         assert labels[MANAGED_BY_LABEL] == "knative-fleet"
-        assert labels[manifests.CR_NAME_LABEL] == "knative-serving"
-        assert labels[manifests.NAME_LABEL] == "knative-serving"  # the operator's InjectLabel
+        assert labels[CR_NAME_LABEL] == "knative-serving"
+        assert labels[NAME_LABEL] == "knative-serving"  # the operator's InjectLabel
 
 
 def test_jobs_get_the_operators_versioned_names(serving: Rendered) -> None:
@@ -132,7 +138,7 @@ def test_jobs_get_the_operators_versioned_names(serving: Rendered) -> None:
         "cleanup-serving-serving-1.23.0", "storage-version-migration-serving-serving-1.23.0"]
     for job in jobs:
         assert "generateName" not in job["metadata"]
-        assert job["metadata"]["annotations"][manifests.SKIP_AWAIT_ANNOTATION] == "true"
+        assert job["metadata"]["annotations"][SKIP_AWAIT_ANNOTATION] == "true"
         # The operator's JobTransform keeps an Istio sidecar out of the Job's pods.
         assert job["spec"]["template"]["metadata"]["labels"][
             manifests.ISTIO_INJECT_LABEL] == "false"

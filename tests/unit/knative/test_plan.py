@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from core.errors import TransformError
+from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from knative import plan as planning
 from knative.manifests import Rendered
-from knative.objects import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from knative.spec.component import EventingSpec, ServingSpec
+from models.component import EventingSpec, ServingSpec
 from tests.support.releases import RELEASE_BASE as BASE
 from tests.support.releases import serving
 

@@ -15,7 +15,7 @@ import pytest
 from core.errors import ReleaseError
 from knative import releases
 from knative.plan import plan_spoke
-from knative.spec.component import EventingSpec, ServingSpec
+from models.component import EventingSpec, ServingSpec
 from tests.support.http_server import serve
 from tests.support.releases import copy_release
 

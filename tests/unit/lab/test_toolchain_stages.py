@@ -1,6 +1,7 @@
 """toolchain/build.sh builds the lab's toolchain for `make demo` and the tests' own tools
-(the Knative Operator, actionlint) only on `--test-tools`, each stage once, and marks a
-stage complete only when every one of its builds succeeded."""
+(the Knative Operator, actionlint, the Pulumi binaries as released) only on
+`--test-tools`, each stage once, and marks a stage complete only when every one of its
+builds succeeded."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from tests.support.build_script import shell_function
 
 STAGE_FUNCTIONS = ("lane", "wait_lanes", "lock", "main", "test_tools")
 BUILDS = ("build_k8s", "build_provider", "build_etcd", "build_pulumi", "build_operator",
-          "build_actionlint")
+          "build_actionlint", "build_released_pulumi", "build_released_provider")
+TEST_TOOLS = ["build_actionlint", "build_operator", "build_released_provider",
+              "build_released_pulumi"]
 
 
 def run_stage(out: Path, stage: str, failing: str = "") -> subprocess.CompletedProcess:
@@ -22,6 +25,8 @@ def run_stage(out: Path, stage: str, failing: str = "") -> subprocess.CompletedP
     functions = "\n".join(shell_function(f) for f in STAGE_FUNCTIONS)
     prelude = (f'set -euo pipefail; log() {{ echo "$*" >&2; }}; LANES=()\n'
                f'CACHE_ROOT="{out}"; OUT="{out}/entry"; BIN="$OUT/bin"; mkdir -p "$OUT"\n'
+               'PLUGINS="$OUT/plugins"; PULUMI_HOME_DIR="$OUT/home"; RELEASED="$OUT/released"\n'
+               'RELEASED_BIN="$RELEASED/bin"; RELEASED_HOME="$RELEASED/home"\n'
                'install_plugins() { :; }; home_logs() { :; }\n')
     return subprocess.run(["bash", "-c", prelude + stubs + functions + f"\n{stage}\n"],
                           capture_output=True, text=True)
@@ -47,7 +52,7 @@ def test_test_tools_build_on_the_demo_toolchain_once(tmp_path: Path) -> None:
     calls(tmp_path)
     res = run_stage(tmp_path, "test_tools")
     assert res.returncode == 0, res.stderr
-    assert calls(tmp_path) == ["build_actionlint", "build_operator"]
+    assert calls(tmp_path) == TEST_TOOLS
     assert res.stdout.strip() == str(tmp_path / "entry" / "bin")
     again = run_stage(tmp_path, "test_tools")
     assert again.returncode == 0 and calls(tmp_path) == []
@@ -67,4 +72,4 @@ def test_a_failed_build_leaves_its_stage_incomplete(tmp_path: Path) -> None:
     assert not (tmp_path / "entry" / ".test-tools-complete").exists()
     calls(tmp_path)
     res = run_stage(tmp_path, "test_tools")
-    assert res.returncode == 0 and calls(tmp_path) == ["build_actionlint", "build_operator"]
+    assert res.returncode == 0 and calls(tmp_path) == TEST_TOOLS

@@ -1,0 +1,38 @@
+"""What the fleet section measures, fixed in one place: which spoke each side installs on,
+the fleet and program sizes, the one-key change, and the targets the report checks."""
+
+from __future__ import annotations
+
+from bench.metrics import Target
+
+RUNS = 3  # runs of every measurement, each figure their median
+SPOKES = 4
+FLEET_SPOKE = "spoke-1"  # knative-fleet installs here in measurements 1-4
+KUBECTL_SPOKE = "spoke-2"  # the kubectl baseline installs here
+GROWTH = (1, 2, 4)
+PROGRAM_SIZES = (1, 10, 100)
+# Measurement 3: one key of one ConfigMap, through the entry's `config`.
+SMALL_CHANGE = {"autoscaler": {"max-scale-up-rate": "500.0"}}
+SMALL_CHANGE_CM = ("knative-serving", "config-autoscaler", "max-scale-up-rate")
+STATE_LIMIT = 2_000_000  # bytes per spoke ("2 MB")
+# The spoke's control plane works on its own (leases, node heartbeats, controllers'
+# resyncs); its CPU over this window, on the empty spoke before each install, is taken
+# off both installs' control-plane CPU to compare what each install itself costs it.
+IDLE_WINDOW_S = 15.0
+
+# PASS when the figure is at most the limit.
+TARGETS: tuple[Target, ...] = (
+    Target("install_ratio", "install <= 1.5x kubectl apply + wait", 1.5),
+    Target("install_spoke_cpu_ratio", "the spoke's control-plane CPU per install <= 1.5x "
+           "kubectl's", 1.5),
+    Target("noop_preview_ratio", "no-op preview <= 2x kubectl diff", 2.0),
+    Target("destroy_ratio", "destroy <= 2x kubectl delete --wait", 2.0),
+    Target("growth_4_vs_1", "install, 4 spokes <= 2x 1 spoke", 2.0),
+    Target("growth_preview_4_vs_1", "no-op preview, 4 spokes <= 2x 1 spoke", 2.0),
+    Target("growth_destroy_4_vs_1", "destroy, 4 spokes <= 2x 1 spoke", 2.0),
+    Target("program_ms_per_spoke", "program <= 50 ms per extra spoke", 50.0),
+    Target("program_ms_100", "program under mocks, 100 spokes < 10 s", 10_000.0),
+    Target("program_peak_rss_bytes_100", "program under mocks, 100 spokes < 500 MB",
+           500_000_000.0),
+    Target("state_bytes_per_spoke", "state <= 2 MB per spoke", float(STATE_LIMIT)),
+)

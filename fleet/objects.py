@@ -1,0 +1,112 @@
+"""Each install object of a spoke with the options its registration needs: its resource
+name and type, the annotations every apply carries, what the cluster owns, what is kept
+on delete, and which aggregated-role guard it waits for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fleet.plan import AggregatedRoleGuard, ComponentInstall, PlannedObject, PlannedStage, Role
+from knative import manifests
+from knative.aggregated_roles import feeders_by_role, is_aggregated
+from knative.plan import InstallPlan, InstallStage, Stage
+from knative.server_owned import server_owned_fields
+
+# One field manager for every stack and every reinstall: CRDs kept by an earlier
+# destroy, or objects applied by another fleet stack, are adopted instead of
+# failing with server-side-apply conflicts; the install's own fields win, as the
+# operator's do.
+APPLY_ANNOTATIONS = {
+    "pulumi.com/patchFieldManager": "knative-fleet",
+    "pulumi.com/patchForce": "true",
+}
+
+# namespaceConfiguration applies when the namespace is created; its labels and
+# annotations are not diffed afterwards.
+NAMESPACE_IGNORED = ("metadata.labels", "metadata.annotations")
+
+
+def resource_name(spoke: str, obj: Mapping[str, Any]) -> str:
+    meta = obj["metadata"]
+    ns = meta.get("namespace")
+    return f"{spoke}:{ns}/{meta['name']}" if ns else f"{spoke}:{meta['name']}"
+
+
+def applied(obj: dict, skip_await: bool = False) -> dict:
+    """The object as the provider applies it: the apply annotations and, when a wave gate
+    waits instead of the provider, `pulumi.com/skipAwait`."""
+    meta = dict(obj["metadata"])
+    extra = {manifests.SKIP_AWAIT_ANNOTATION: "true"} if skip_await else {}
+    meta["annotations"] = {**(meta.get("annotations") or {}), **extra, **APPLY_ANNOTATIONS}
+    return {**obj, "metadata": meta}
+
+
+def planned(spoke: str, obj: dict, gated: bool, **options: Any) -> PlannedObject:
+    skip_await = gated and obj["kind"] == "Deployment"
+    return PlannedObject(resource_name(spoke, obj), manifests.resource_type_token(obj),
+                         applied(obj, skip_await), **options)
+
+
+def _ignored(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(server_owned_fields(obj))
+
+
+def guards_of(feeders: Mapping[str, Sequence[str]],
+              guards: Sequence[AggregatedRoleGuard]) -> dict[str, tuple[str, ...]]:
+    """{ClusterRole name: the aggregated roles it feeds, whose guards it waits for}."""
+    out: dict[str, list[str]] = {}
+    for guard in guards:
+        for feeder in feeders[guard.role.object_name]:
+            out.setdefault(feeder, []).append(guard.role.object_name)
+    return {name: tuple(roles) for name, roles in out.items()}
+
+
+def aggregated_role_guards(spoke: str, plans: Sequence[InstallPlan], gated: bool
+                           ) -> tuple[dict[str, list[str]], tuple[AggregatedRoleGuard, ...]]:
+    """The aggregated ClusterRoles of the spoke's install, each with its guard, and which
+    roles feed each of them."""
+    cluster_roles = [o for p in plans for o in p.rendered.cluster_scoped]
+    feeders = feeders_by_role(cluster_roles)
+    if not feeders:
+        return {}, ()
+    guards = tuple(
+        AggregatedRoleGuard(
+            f"{spoke}:{obj['metadata']['name']}",
+            # The guard deletes the role and whatever the controller re-creates; a
+            # delete by the provider would wait its whole timeout on a re-creation
+            # (`pulumi.com/skipAwait` does not reach deletes of ClusterRoles).
+            planned(spoke, obj, gated, role=Role.AGGREGATED, ignore_changes=_ignored(obj),
+                    retain_on_delete=True))
+        for obj in cluster_roles if is_aggregated(obj))
+    return feeders, guards
+
+
+def component_install(spoke: str, plan: InstallPlan, gated: bool,
+                      guards_of: Mapping[str, tuple[str, ...]]) -> ComponentInstall:
+    """The plan's stages with every object's options (knative.plan.InstallPlan.stages
+    says what each stage holds and waits for)."""
+    stages = []
+    for stage in plan.stages:
+        objects = tuple(_stage_object(spoke, plan, stage, obj, gated, guards_of)
+                        for obj in stage.objects)
+        stages.append(PlannedStage(stage.name, stage.after, objects,
+                                   readiness=stage.name is Stage.DEPLOYMENTS))
+    return ComponentInstall(plan.component, plan.version, tuple(stages))
+
+
+def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
+                  gated: bool, guards_of: Mapping[str, tuple[str, ...]]) -> PlannedObject:
+    if stage.name is Stage.ANCHOR:
+        return planned(spoke, obj, gated, role=Role.ANCHOR)
+    if stage.owned:
+        return planned(spoke, obj, gated, owned=True, ignore_changes=_ignored(obj))
+    if stage.name is Stage.NAMESPACE:
+        return planned(spoke, obj, gated, ignore_changes=NAMESPACE_IGNORED)
+    if stage.name is Stage.CRDS:
+        return planned(spoke, obj, gated, retain_on_delete=not plan.delete_crds)
+    if is_aggregated(obj):
+        return planned(spoke, obj, gated, role=Role.AGGREGATED)
+    role_name = obj["metadata"]["name"] if obj["kind"] == "ClusterRole" else None
+    return planned(spoke, obj, gated, ignore_changes=_ignored(obj),
+                   guards=guards_of.get(role_name, ()) if role_name else ())

@@ -1,0 +1,111 @@
+"""One selected spoke into its SpokePlan: reach it through the inventory, plan each
+component from the facts read there, and give every object its options. Any failure is
+kept in the plan as the spoke's ResolutionError (reason and fix), never raised, so the
+rest of the fleet converges."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from access import Reason, ResolutionError, ResolvedSpoke, to_kubeconfig
+from access.inventory import Inventory
+from access.spoke_client import connection_props
+from config.fleet import FleetConfig
+from core.errors import ReleaseError, TransformError
+from fleet.objects import aggregated_role_guards, component_install, guards_of
+from fleet.plan import SpokeInstall, SpokePlan
+from knative import plan as planning
+from knative.plan import Stage
+from rollout.waves import WavePlan
+from targeting.selection import SelectedSpoke
+
+# The namespaces the plan needs facts about: where Knative installs.
+INSTALL_NAMESPACES = tuple(planning.NAMESPACE[c] for c in ("serving", "eventing"))
+
+
+def cluster_identifier(profile_namespace: str, profile_name: str) -> str:
+    """Stable across token rotation, new CAs and new server URLs (none of them
+    replaces a resource); moving the entry to another ClusterProfile changes it,
+    so the preview shows every object of the spoke being replaced."""
+    return f"clusterprofile/{profile_namespace}/{profile_name}"
+
+
+@dataclass(frozen=True)
+class _Reached:
+    resolved: ResolvedSpoke
+    plans: list[planning.InstallPlan]
+
+
+def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig,
+                    inventory: Inventory) -> _Reached | ResolutionError:
+    entry = spoke.entry
+    ref = entry.cluster_profile_ref
+    try:
+        resolved = inventory.reach(entry.name, ref.namespace, ref.name, INSTALL_NAMESPACES)
+    except ResolutionError as exc:
+        return exc
+    facts = resolved.facts
+    try:
+        plans = planning.plan_spoke(entry.serving, entry.eventing, cfg.release_base,
+                                    facts.namespaces, facts.installed)
+    except ReleaseError as exc:
+        return ResolutionError(entry.name, Reason.MANIFESTS_UNAVAILABLE, str(exc))
+    except TransformError as exc:
+        return ResolutionError(entry.name, Reason.INVALID_SPEC, str(exc))
+    return _Reached(resolved, plans)
+
+
+def _install(name: str, reached: _Reached, identifier: str, gated: bool,
+             plugin_timeout_s: float) -> SpokeInstall:
+    plans = reached.plans
+    feeders, guards = aggregated_role_guards(name, plans, gated)
+    waits = guards_of(feeders, guards)
+    connection = reached.resolved.connection
+    return SpokeInstall(
+        kubeconfig=to_kubeconfig(connection, name),
+        identifier=identifier,
+        connection=connection_props(connection),
+        plugin_timeout_s=plugin_timeout_s,
+        sweep_name=f"{name}:aggregated-clusterroles" if feeders else None,
+        sweep_roles=tuple(feeders),
+        guards=guards,
+        components=tuple(component_install(name, p, gated, waits) for p in plans),
+        deployments=tuple(sorted(
+            f"{o['metadata']['namespace']}/{o['metadata']['name']}"
+            for p in plans for s in p.stages if s.name is Stage.DEPLOYMENTS
+            for o in s.objects)),
+        gated=gated,
+    )
+
+
+def _spoke_plan(spoke: SelectedSpoke, wave: WavePlan, outcome: _Reached | ResolutionError,
+               plugin_timeout_s: float) -> SpokePlan:
+    entry = spoke.entry
+    ref = entry.cluster_profile_ref
+    common = {"name": entry.name, "cluster_profile": f"{ref.namespace}/{ref.name}",
+              "group": spoke.group, "wave": wave.name}
+    if isinstance(outcome, ResolutionError):
+        return SpokePlan(**common, error=outcome)
+    identifier = cluster_identifier(ref.namespace, ref.name)
+    return SpokePlan(
+        **common,
+        connection=outcome.resolved.connection,
+        server_version=outcome.resolved.server_version,
+        versions={p.component: p.version for p in outcome.plans},
+        install=_install(entry.name, outcome, identifier, wave.gated, plugin_timeout_s),
+    )
+
+
+def plan_spokes(cfg: FleetConfig, selected: list[SelectedSpoke], waves: list[WavePlan],
+                inventory: Inventory) -> dict[str, SpokePlan]:
+    """Every selected spoke, reached side by side, in selection order."""
+    inventory.open()
+    if not selected:
+        return {}
+    wave_of = {s.entry.name: w for w in waves for s in w.spokes}
+    with ThreadPoolExecutor(max_workers=min(16, len(selected))) as pool:
+        outcomes = list(pool.map(lambda s: _reach_and_plan(s, cfg, inventory), selected))
+    return {s.entry.name: _spoke_plan(s, wave_of[s.entry.name], outcome,
+                                      cfg.plugin_timeout_seconds)
+            for s, outcome in zip(selected, outcomes, strict=True)}

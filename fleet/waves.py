@@ -1,0 +1,66 @@
+"""The waves of this run as steps: which start, which batches each registers, what each
+batch's gate counts as failed, and where the rollout stops (rollout.waves orders the
+spokes; this decides what the run does with them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fleet.plan import BatchStep, SpokePlan, WaveStep
+from rollout.waves import WavePlan
+
+
+def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan]) -> tuple[WaveStep, ...]:
+    """A wave with more unreachable spokes than it allows still updates its reachable
+    spokes, and the waves after it do not start."""
+    steps: list[WaveStep] = []
+    stopped = False
+    for i, wave in enumerate(waves):
+        names = tuple(s.entry.name for s in wave.spokes)
+        common = {"name": wave.name, "index": wave.index, "spokes": names,
+                  "gated": wave.gated, "timeout_s": wave.timeout_s,
+                  "max_failures": wave.max_failures,
+                  "later": tuple(w.name for w in waves[i + 1:])}
+        if stopped:
+            steps.append(WaveStep(**common, started=False, unreachable={}, batches=()))
+            continue
+        unreachable = {n: str(spokes[n].error) for n in names if spokes[n].error}
+        step = WaveStep(**common, started=True, unreachable=unreachable, batches=())
+        stopped = step.stops_rollout
+        batches = wave.batches()
+        steps.append(WaveStep(**common, started=True, unreachable=unreachable, batches=tuple(
+            BatchStep(
+                f"wave-{wave.name}" + (f"-{b + 1}" if len(batches) > 1 else ""),
+                tuple(s.entry.name for s in batch if not spokes[s.entry.name].error),
+                # A stopped wave's unreachable spokes fail the run already: its gate
+                # checks the health of the others.
+                {} if stopped else {n: u for n, u in unreachable.items()
+                                    if n in {s.entry.name for s in batch}})
+            for b, batch in enumerate(batches))))
+    return tuple(steps)
+
+
+def run_failure(spokes: Mapping[str, SpokePlan], waves: tuple[WaveStep, ...]) -> str | None:
+    """Why the run must fail once the reachable spokes are registered, or None.
+
+    Pulumi deletes resources a successful program did not register; a run that fails
+    after registering the healthy spokes lets their changes land while the engine skips
+    every delete, so a spoke that cannot be reached keeps all of its objects."""
+    failed = [s.error for s in spokes.values() if s.error is not None]
+    problems = []
+    if failed:
+        names = ", ".join(f"{e.spoke} ({e.reason})" for e in failed)
+        problems.append(
+            f"{len(failed)} of {len(spokes)} spokes could not be resolved: {names}. "
+            "Their resources were left untouched; the other spokes were updated.")
+    stop = next((w for w in waves if w.started and w.stops_rollout), None)
+    if stop is not None:
+        later = [w for w in waves if not w.started]
+        untouched = ", ".join(n for w in later for n in w.spokes) or "none"
+        problems.append(
+            f"wave {stop.name!r} stopped the rollout: {len(stop.unreachable)} of its "
+            f"spokes are unreachable, more than its maxFailures ({stop.max_failures}): "
+            f"{', '.join(stop.unreachable)}. Later waves were not started "
+            f"({', '.join(w.name for w in later) or 'none'}; spokes: {untouched}); "
+            "their objects are as they were.")
+    return " ".join(problems) or None

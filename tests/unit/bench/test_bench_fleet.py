@@ -1,0 +1,205 @@
+"""The fleet section's summary and report, from the figures in the committed
+bench/results.json: the same keys come out, the derived figures agree, and the head of
+BENCHMARKS.md gets the same sections."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.events import analyse_events
+from bench.fleet import report
+from bench.fleet.measure import state_breakdown
+from bench.fleet.summary import RSS_KINDS, summarise
+from bench.metrics import RssPeak, Samples
+from bench.report import command_line, fmt, marked, section, write
+from lab.paths import REPO
+
+# Keys of a measurement the section no longer makes: still in a results file written
+# before, read by no summary.
+RETIRED = ("program_trial_",)
+RESULTS: dict[str, Any] = {
+    k: v for k, v in json.loads((REPO / "bench" / "results.json").read_text()).items()
+    if not k.startswith(RETIRED)}
+FACTS = ("date", "command", "runs", "quick", "machine_", "settings_", "python_", "go_",
+         "pulumi_", "kubectl_", "kubernetes_", "kwok_")
+FLAGS = ("_clean", "noop_diff_kubectl_exit")
+
+
+def _is_sample(key: str, value: Any) -> bool:
+    """A median of samples, not a fact or a figure derived from other figures."""
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool)
+        and not key.startswith(FACTS) and not key.startswith(("target_", "peak_rss_"))
+        and "ratio" not in key and "_vs_" not in key
+        and ("_per_" not in key or key == "resources_per_spoke")  # a sample, per spoke
+        and key != "state_spokes"
+    )
+
+
+def samples_from(results: dict[str, Any]) -> Samples:
+    """One run whose samples are results.json's medians (and its peaks by kind)."""
+    samples = Samples()
+    for key, value in results.items():
+        if key.endswith(FLAGS):
+            samples.flags[key].append(value)
+        elif _is_sample(key, value):
+            samples.values[key].append(value)
+    spokes = results["peak_rss_spokes"]
+    samples.rss[f"growth_{spokes}"].append(
+        RssPeak({kind: results[f"peak_rss_bytes_{kind}"] for kind in RSS_KINDS}))
+    if spokes > 1:  # a run with the growth measurements (not --quick)
+        one = results["peak_rss_bytes_total"] - (spokes - 1) * results[
+            "peak_rss_bytes_per_extra_spoke"]
+        samples.rss["growth_1"].append(RssPeak({"total": round(one)}))
+    return samples
+
+
+def test_summary_gives_every_key_of_results_json() -> None:
+    out = summarise(samples_from(RESULTS), spokes_for_rss=RESULTS["peak_rss_spokes"])
+    facts = {k for k in RESULTS if k.startswith(FACTS)}
+    assert set(out) | facts == set(RESULTS)
+
+
+def test_summary_derives_the_same_figures() -> None:
+    out = summarise(samples_from(RESULTS), spokes_for_rss=RESULTS["peak_rss_spokes"])
+    for key, value in out.items():
+        if isinstance(value, float) and not isinstance(RESULTS[key], str):
+            assert math.isclose(value, RESULTS[key], rel_tol=2e-3), key
+        else:
+            assert value == RESULTS[key], key
+
+
+def test_summary_without_figures_leaves_targets_open() -> None:
+    out = summarise(Samples(), spokes_for_rss=1)
+    assert out["install_ratio"] is None
+    assert out["target_install_ratio"] is None
+    assert "peak_rss_bytes_total" not in out
+
+
+def notes_for_every_section(samples: Samples) -> None:
+    """Run 1's analyses as the runs leave them, for each section of the report."""
+    events = [(0.0, {"resourcePreEvent": {"metadata": {"urn": "u::s:ns/a"}}}),
+              (0.5, {"resourcePreEvent": {"metadata": {"urn": "u::s:crd"}}}),
+              (1.0, {"resOutputsEvent": {"metadata": {
+                  "urn": "u::s:crd", "type": "kubernetes:apiextensions.k8s.io/v1:"
+                                            "CustomResourceDefinition"}}}),
+              (2.0, {"resOutputsEvent": {"metadata": {
+                  "urn": "u::s:ns/a", "type": "kubernetes:core/v1:Service"}}}),
+              (2.5, {"summaryEvent": {}})]
+    for key in report.event_titles():
+        if not (RESULTS["quick"] and key.startswith("growth_")):  # --quick skips growth
+            samples.notes.events[key] = analyse_events(events)
+    export = {"deployment": {"resources": [
+        {"urn": "u::spoke-1:ns/cm", "type": "kubernetes:core/v1:ConfigMap",
+         "inputs": {"data": {"a": "b"}},
+         "outputs": {"metadata": {"managedFields": [{"manager": "x"}]}}},
+        {"urn": "u::stack", "type": "pulumi:pulumi:Stack"}]}}
+    samples.notes.state[RESULTS["state_spokes"]] = state_breakdown(export)
+    samples.notes.noop_diff_kubectl_objects = ["rbac.authorization.k8s.io.v1.ClusterRole..x"]
+
+
+def test_markdown_has_every_section_of_benchmarks_md() -> None:
+    samples = samples_from(RESULTS)
+    notes_for_every_section(samples)
+    text = report.document(RESULTS, samples, ["pulumi up"])
+    committed = (REPO / "BENCHMARKS.md").read_text()
+    for name in marked(committed):  # other sections' parts, kept by this one
+        committed = committed.replace(section(committed, name) or "", "")
+
+    def headings(md: str) -> list[str]:
+        return re.findall(r"^#+ .*$", md, flags=re.M)
+
+    assert headings(text) == headings(committed)
+    assert text.startswith("# Benchmarks\n\nGenerated by `python -m bench` on ")
+    for _, key, value, _ in report.table(RESULTS):
+        assert f"| `{key}` | {value} |" in text
+    assert "- `pulumi up`" in text
+    assert "`kubectl diff` (run 1) reported 1 object(s)" in text
+
+
+def test_table_formats_units() -> None:
+    rows = {key: (value, verdict) for _, key, value, verdict in report.table(RESULTS)}
+    assert rows["install_fleet_s"] == (f"{RESULTS['install_fleet_s']:.1f} s", "")
+    assert rows["install_ratio"] == (
+        f"{RESULTS['install_ratio']:.2f}x",
+        f"{RESULTS['target_install_ratio']} (install <= 1.5x kubectl apply + wait)")
+    assert rows["state_bytes_per_spoke"][0] == \
+        f"{RESULTS['state_bytes_per_spoke'] / 1e6:.2f} MB"
+    assert rows["install_fleet_cpu_busy_pct"][0] == \
+        f"{RESULTS['install_fleet_cpu_busy_pct']:.0f} %"
+    assert fmt("program_ms_1", 720.3) == "720 ms"
+    assert fmt("x_s", None) == "n/a"
+    assert "install_fleet_s" in report.terminal(RESULTS)
+
+
+def test_write_both_files(tmp_path: Path) -> None:
+    results_json, benchmarks_md = tmp_path / "results.json", tmp_path / "BENCHMARKS.md"
+    results = {**RESULTS, "command": command_line(["--quick"])}
+    write(results, report.document(results, samples_from(RESULTS), []), None, results_json,
+          benchmarks_md)
+    assert json.loads(results_json.read_text()) == results
+    text = benchmarks_md.read_text()
+    assert "Generated by `python -m bench --quick`" in text
+
+
+def test_event_analysis() -> None:
+    samples = Samples()
+    notes_for_every_section(samples)
+    ev = samples.notes.events["install"]
+    assert ev is not None
+    assert ev.objects == 2 and ev.total_s == 2.5
+    assert ev.before_first_object_s == 0.0 and ev.after_last_object_s == 0.5
+    assert ev.cluster_scoped_done_s == 1.0 and ev.namespaced_first_start_s == 0.0
+    assert ev.max_in_flight == 2 and ev.services == 1 and ev.service_mean_s == 2.0
+    assert (ev.crd_first_start_s, ev.crd_last_done_s, ev.crd_mean_in_flight) == (0.5, 1.0, 1.0)
+    assert ev.slowest[0] == ("Service s:ns/a", 2.0)
+    assert analyse_events([]) is None
+
+
+def test_state_breakdown() -> None:
+    samples = Samples()
+    notes_for_every_section(samples)
+    st = samples.notes.state[RESULTS["state_spokes"]]
+    assert st.objects == 1
+    assert st.inputs_bytes == len(b'{"data":{"a":"b"}}')
+    assert st.managed_fields_bytes == len(b'[{"manager":"x"}]')
+    assert st.by_kind[0][:2] == ("ConfigMap", 1)
+    assert st.largest[0][0] == "spoke-1:ns/cm"
+
+
+@pytest.mark.parametrize("argv", [[], ["--runs", "1", "--quick"]])
+def test_command_line(argv: list[str]) -> None:
+    assert command_line(argv) == " ".join(["python", "-m", "bench", *argv])
+
+
+def test_the_spokes_cpu_is_compared_as_measured_and_less_the_idle_spoke() -> None:
+    samples = Samples()
+    for key, value in {"install_fleet_s": 20.0, "install_kubectl_s": 10.0,
+                       "install_fleet_spoke_cpu_s": 18.0, "install_kubectl_spoke_cpu_s": 6.0,
+                       "spoke_idle_core_pct": 40.0}.items():
+        samples.add(key, value)
+    out = summarise(samples, spokes_for_rss=1)
+    assert out["install_spoke_cpu_ratio"] == 3.0
+    assert out["target_install_spoke_cpu_ratio"] == "MISS"
+    assert out["install_fleet_spoke_cpu_net_s"] == 10.0  # 18 - 0.4 * 20
+    assert out["install_kubectl_spoke_cpu_net_s"] == 2.0  # 6 - 0.4 * 10
+    assert out["install_spoke_cpu_net_ratio"] == 5.0
+
+
+def test_the_program_under_mocks_is_given_per_extra_spoke() -> None:
+    samples = Samples()
+    for key, value in {"program_ms_1": 700.0, "program_ms_10": 6500.0,
+                       "program_ms_100": 70_000.0, "program_plan_ms_1": 10.0,
+                       "program_plan_ms_10": 20.0, "program_plan_ms_100": 200.0,
+                       "program_resources_100": 23_800.0}.items():
+        samples.add(key, value)
+    out = summarise(samples, spokes_for_rss=1)
+    assert out["program_ms_per_spoke"] == round(69_300 / 99, 3)
+    assert out["program_ms_per_spoke_1_to_10"] == round(5800 / 9, 3)
+    assert out["target_program_ms_100"] == "MISS"
