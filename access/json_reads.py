@@ -21,9 +21,25 @@ def get_json(api: client.ApiClient, path: str, query: dict[str, str] | None = No
              timeout: float = 10) -> dict[str, Any]:
     """GET `path` (with `query`) and its JSON body; an error status raises ApiException,
     as the typed APIs do (`.status` 404 for a missing object)."""
+    return request_json(api, "GET", path, query=query, timeout=timeout)
+
+
+def create_json(api: client.ApiClient, path: str, obj: dict[str, Any],
+                timeout: float = 10) -> dict[str, Any]:
+    """POST `obj` to `path` and the JSON body the server answers with (a review's
+    status), an error status raising ApiException."""
+    return request_json(api, "POST", path, body=obj, timeout=timeout)
+
+
+def request_json(api: client.ApiClient, verb: str, path: str,
+                 query: dict[str, str] | None = None, body: dict[str, Any] | None = None,
+                 timeout: float = 10) -> dict[str, Any]:
+    headers = {"Accept": "application/json"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
     method, url, headers, body, post = api.param_serialize(
-        method="GET", resource_path=path, query_params=list((query or {}).items()),
-        header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+        method=verb, resource_path=path, query_params=list((query or {}).items()),
+        header_params=headers, body=body, auth_settings=["BearerToken"])
     response = api.call_api(method, url, header_params=headers, body=body,
                             post_params=post, _request_timeout=timeout)
     response.read()

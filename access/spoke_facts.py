@@ -18,7 +18,7 @@ from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, VERSION_LABEL
 
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files
-from .json_reads import get_json
+from .json_reads import create_json, get_json
 
 
 @contextlib.contextmanager
@@ -54,6 +54,27 @@ def spoke_api_client(
 class SpokeFacts:
     namespaces: dict[str, dict[str, str]]  # existing install namespace -> its labels
     installed: dict[str, str]  # install namespace -> Knative version this product runs there
+    # The RBAC rules the spoke says this identity holds (SelfSubjectRulesReview, in each
+    # install namespace); None when the spoke cannot say all of them (another authorizer).
+    rules: list[dict] | None = None
+
+
+RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
+
+
+def granted_rules(api: client.ApiClient, namespaces: Iterable[str]) -> list[dict] | None:
+    """The identity's resource rules in `namespaces` (cluster-wide grants show in each),
+    or None when a review says it is incomplete."""
+    rules: list[dict] = []
+    for namespace in namespaces:
+        review = create_json(api, RULES_REVIEW, {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+            "spec": {"namespace": namespace}})
+        status = review.get("status") or {}
+        if status.get("incomplete"):
+            return None
+        rules.extend(status.get("resourceRules") or [])
+    return rules
 
 
 def installed_version(api: client.ApiClient, namespace: str) -> str | None:
@@ -74,9 +95,12 @@ def installed_version(api: client.ApiClient, namespace: str) -> str | None:
 def read_spoke_facts(
     conn: SpokeConnection, credential: PluginCredential, names: Iterable[str]
 ) -> SpokeFacts:
-    """Which of the install namespaces `names` exist, and what runs in them."""
+    """Which of the install namespaces `names` exist, what runs in them, and what this
+    identity may do there."""
+    names = list(names)
     facts = SpokeFacts(namespaces={}, installed={})
     with spoke_api_client(conn, credential) as api:
+        facts.rules = granted_rules(api, names)
         for name in names:
             try:
                 ns = get_json(api, f"/api/v1/namespaces/{name}")

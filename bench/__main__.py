@@ -16,11 +16,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import cast, get_args
 
 from bench.log import log
 from bench.report import command_line
 from bench.section import Options, Section
 from core.interrupts import restore_sigint
+from core.settings import Binaries
 
 SECTIONS = (
     Section("fleet", "bench.fleet", ".lab-bench", "results.json", None),
@@ -36,8 +38,19 @@ ALL = "all"
 OPTION_SECTIONS = {
     "runs": ("fleet", "cost"), "quick": ("fleet",), "parallel": ("fleet",),
     "qps": ("fleet",), "burst": ("fleet",), "pairs": ("levers", "floor"),
-    "no_variants": ("cost",), "no_16": ("cost",),
+    "no_variants": ("cost",), "no_16": ("cost",), "binaries": ("fleet",),
 }
+
+
+def binaries_list(text: str) -> tuple[Binaries, ...]:
+    """`--binaries`: comma-separated sets of Pulumi binaries, each once."""
+    known = get_args(Binaries)
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give one or more of {', '.join(known)}, comma-separated")
+    return tuple(cast(Binaries, name) for name in dict.fromkeys(names))
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -75,6 +88,11 @@ def parser() -> argparse.ArgumentParser:
                        help="fleet: PULUMI_K8S_CLIENT_QPS for the provider (default: its own)")
     fleet.add_argument("--burst", type=int, default=0,
                        help="fleet: PULUMI_K8S_CLIENT_BURST for the provider (default: its own)")
+    fleet.add_argument("--binaries", type=binaries_list, metavar="SET[,SET]",
+                       help="fleet: the sets of Pulumi binaries install, no-op preview and "
+                            "destroy are measured on, each against kubectl (default: "
+                            "released,patched; the released set's figures are the ones the "
+                            "targets judge)")
     fleet.add_argument("--no-variants", action="store_true",
                        help="cost: skip the engine and provider settings")
     fleet.add_argument("--no-16", action="store_true",
@@ -144,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(runs=args.runs, pairs=args.pairs, quick=args.quick,
                       parallel=args.parallel, qps=args.qps, burst=args.burst,
                       no_variants=args.no_variants, no_16=args.no_16,
-                      report_only=args.report_only)
+                      report_only=args.report_only, binaries=args.binaries)
     failed = [s.name for s in sections if s.run(options, command_line(argv)) != 0]
     if failed:
         log(f"failed: {', '.join(failed)}")

@@ -56,7 +56,7 @@ def machine_facts(toolchain: Path, env: dict[str, str]) -> dict[str, Any]:
         "machine_kernel": platform.release(),
         "python_version": platform.python_version(),
         "go_version": _first_line([go, "version"], env) if go else "not on PATH",
-        "pulumi_version": _first_line(["pulumi", "version"], env),
+        "pulumi_version": pulumi_version(env),
         "pulumi_python_sdk_version": importlib.metadata.version("pulumi"),
         "pulumi_kubernetes_version": pins.get("PULUMI_KUBERNETES_VERSION", "unknown"),
         "pulumi_language_host_sdk_version": pins.get("PULUMI_LANGHOST_SDK_VERSION", "unknown"),
@@ -64,6 +64,11 @@ def machine_facts(toolchain: Path, env: dict[str, str]) -> dict[str, Any]:
         "kubernetes_version": pins.get("K8S_VERSION", "unknown"),
         "kwok_version": pins.get("KWOK_VERSION", "unknown"),
     }
+
+
+def pulumi_version(env: dict[str, str]) -> str:
+    """`pulumi version` of the CLI first on the PATH of `env`."""
+    return _first_line(["pulumi", "version"], env)
 
 
 def load_average() -> str:

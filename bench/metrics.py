@@ -136,6 +136,22 @@ class Samples:
         """The median of every sampled figure, by key."""
         return {key: self.median(key) for key in sorted(self.values)}
 
+    def take(self, other: Samples, prefix: str, notes: bool) -> None:
+        """Adds `other`'s samples, flags and memory peaks under their keys prefixed with
+        `prefix`, and with `notes` its analyses where this one has none: one set of
+        measurements kept apart while it runs, beside the others in one results file."""
+        for key, values in other.values.items():
+            self.values[prefix + key].extend(values)
+        for key, flags in other.flags.items():
+            self.flags[prefix + key].extend(flags)
+        for key, peaks in other.rss.items():
+            self.rss[prefix + key].extend(peaks)
+        if notes:
+            for command, analysis in other.notes.events.items():
+                self.notes.events.setdefault(command, analysis)
+            for spokes, breakdown in other.notes.state.items():
+                self.notes.state.setdefault(spokes, breakdown)
+
 
 def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None

@@ -19,6 +19,7 @@ from bench.commands import BenchError, Runner, Timed
 from bench.kubectl import Kubectl
 from bench.log import log
 from bench.sampling import MachineCpu, ProcessCpu
+from core.settings import Binaries, settings
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab, ensure_lab
 
@@ -52,8 +53,11 @@ class BenchStack(FleetStack):
     the lab's own file backend, timed command by command."""
 
     def __init__(self, lab: Lab, name: str, runner: Runner, extra_args: list[str],
-                 extra_env: dict[str, str]) -> None:
-        super().__init__(lab, name, lab.dir.state)
+                 extra_env: dict[str, str], binaries: Binaries | None = None) -> None:
+        """`binaries`: the set of Pulumi binaries it runs on (KNATIVE_FLEET_BINARIES unless
+        given), kept so that every figure can say which set it was taken on."""
+        self.binaries: Binaries = binaries or settings().binaries
+        super().__init__(lab, name, lab.dir.state, binaries=self.binaries)
         # `--event-log` exists only with the CLI's debug commands on.
         self.env.update({"PULUMI_DEBUG_COMMANDS": "true", **extra_env})
         self.runner = runner
@@ -176,11 +180,13 @@ class BenchLab:
         return self._lab
 
     def stack(self, suffix: str, extra_args: Sequence[str] = (),
-              extra_env: dict[str, str] | None = None) -> BenchStack:
+              extra_env: dict[str, str] | None = None,
+              binaries: Binaries | None = None) -> BenchStack:
         """A new stack of the product on the lab, `extra_args` added to each pulumi
-        command and `extra_env` to its environment."""
+        command and `extra_env` to its environment, on the set of Pulumi binaries
+        `binaries` (KNATIVE_FLEET_BINARIES unless given)."""
         stack = BenchStack(self.lab, f"t-bench-{self.run_id}-{suffix}", self.runner,
-                           list(extra_args), dict(extra_env or {}))
+                           list(extra_args), dict(extra_env or {}), binaries)
         self.stacks.append(stack)
         stack.init()
         return stack

@@ -16,6 +16,7 @@ from bench.log import log
 from bench.machine import load_average, machine_facts
 from bench.metrics import Samples
 from bench.own_lab import BenchLab, BenchStack
+from core.settings import Binaries
 from lab.paths import REPO
 
 
@@ -33,6 +34,7 @@ class Options:
     no_variants: bool = False
     no_16: bool = False
     report_only: bool = False
+    binaries: tuple[Binaries, ...] | None = None
 
 
 @dataclass
@@ -46,11 +48,12 @@ class Run:
     facts: dict[str, Any] = field(default_factory=dict)
 
     def up(self, spokes: int, stack: str, extra_args: tuple[str, ...] = (),
-           extra_env: dict[str, str] | None = None) -> BenchStack:
-        """The lab made anew with `spokes` spokes and a first stack on it; the machine's
-        facts read with that stack's tools."""
+           extra_env: dict[str, str] | None = None,
+           binaries: Binaries | None = None) -> BenchStack:
+        """The lab made anew with `spokes` spokes and a first stack on it, on the set of
+        Pulumi binaries `binaries`; the machine's facts read with that stack's tools."""
         lab = self.bench.up(spokes)
-        first = self.bench.stack(stack, extra_args, extra_env)
+        first = self.bench.stack(stack, extra_args, extra_env, binaries)
         self.facts.update(machine_facts(lab.bin, first.env))
         return first
 

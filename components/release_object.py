@@ -7,7 +7,7 @@ import pulumi
 class ReleaseObject(pulumi.CustomResource):
     """The program reads only the identity of a release object from its outputs (the
     anchor's uid for the owner references, a wave gate's digest of uids and resource
-    versions), so the SDK keeps only those fields of `metadata` (core/sdk_kept_outputs);
+    versions), so the SDK keeps only those fields of `metadata` (sdk_speedups/kept_outputs.py);
     the stack state keeps every output.
 
     The class has no annotations on purpose: the SDK reads a resource class's type

@@ -24,6 +24,8 @@ class Reason(enum.StrEnum):
     INVALID_SPEC = "InvalidSpec"
     # Not an operator reason: a group managed the spoke on the last run, not on this one.
     SPOKE_DESELECTED = "SpokeDeselected"
+    # Not an operator reason: the spoke's identity lacks a right the install needs.
+    SPOKE_ACCESS_DENIED = "SpokeAccessDenied"
 
 
 REMEDIATION: dict[Reason, str] = {
@@ -69,5 +71,10 @@ REMEDIATION: dict[Reason, str] = {
         "its labels, the group or the profile) or give it an explicit fleet entry; to "
         "uninstall it, set whenDeselected: Uninstall on the group that selected it (put the "
         "group back with that setting if you removed it) and run again"
+    ),
+    Reason.SPOKE_ACCESS_DENIED: (
+        "add the rule the message names to the ClusterRole bound to the spoke's identity; "
+        "`python -m fleet rights --stack <stack>` prints the whole role this stack needs, "
+        "with its binding (README 'Using it on your own fleet')"
     ),
 }

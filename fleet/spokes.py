@@ -15,6 +15,7 @@ from config.fleet import FleetConfig
 from core.errors import ReleaseError, TransformError
 from fleet.objects import aggregated_role_guards, component_install, guards_of
 from fleet.plan import SpokeInstall, SpokePlan
+from fleet.rights import Right, missing_rights, policy_rules, required_rights
 from knative import plan as planning
 from knative.plan import Stage
 from rollout.waves import WavePlan
@@ -53,7 +54,24 @@ def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig,
         return ResolutionError(entry.name, Reason.MANIFESTS_UNAVAILABLE, str(exc))
     except TransformError as exc:
         return ResolutionError(entry.name, Reason.INVALID_SPEC, str(exc))
+    if facts.rules is not None:
+        missing = missing_rights(required_rights(plans), facts.rules)
+        if missing:
+            return ResolutionError(entry.name, Reason.SPOKE_ACCESS_DENIED,
+                                   access_denied_message(missing))
     return _Reached(resolved, plans)
+
+
+def access_denied_message(missing: list[Right], shown: int = 6) -> str:
+    """The rights the spoke's identity lacks, and the rule that grants them."""
+    names = ", ".join(str(r) for r in missing[:shown])
+    more = f" and {len(missing) - shown} more" if len(missing) > shown else ""
+    rules = "; ".join(
+        f"apiGroups: [{', '.join(repr(g) for g in r['apiGroups'])}], "
+        f"resources: [{', '.join(r['resources'])}], verbs: [{', '.join(r['verbs'])}]"
+        for r in policy_rules(missing))
+    return (f"its identity may not {names}{more}, which this install needs; nothing on "
+            f"the spoke was changed. Add to its ClusterRole: {rules}")
 
 
 def _install(name: str, reached: _Reached, identifier: str, gated: bool,

@@ -16,6 +16,7 @@ from kubernetes import client
 from lab import register
 from lab.clusters import Kwok, answers, write_json
 from lab.paths import LAB_DIR_ENV, REPO, LabDir, lab_dir
+from lab.spoke_role import lab_role_documents
 from lab.toolchain import bin_dir, tool_env
 
 HUB = "hub"
@@ -61,8 +62,9 @@ def up(where: LabDir, spokes: int) -> dict:
         forget_state(where, "a spoke it describes was created anew")
     hub_kc = kwok.kubeconfig_path(HUB)
     register.install_clusterprofile_crd(register.api_client(hub_kc))
+    role = lab_role_documents(register.SPOKE_SA, register.SPOKE_SA_NAMESPACE)
     for name in spoke_names(spokes):
-        register.register_spoke(hub_kc, kwok.kubeconfig_path(name), name)
+        register.register_spoke(hub_kc, kwok.kubeconfig_path(name), name, role_docs=role)
     provider_path = where.providers
     write_json(provider_path, register.provider_file(bin_path, hub_kc))
     lab = {

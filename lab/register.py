@@ -1,7 +1,8 @@
 """Registers a spoke on the hub exactly as the user guide's "Register a
-ClusterProfile manually": a cluster-admin ServiceAccount token on the spoke,
-that token in the hub Secret the upstream `secretreader` plugin reads, then the
-ClusterProfile spec and, through the status subresource, its status."""
+ClusterProfile manually": a ServiceAccount token on the spoke (bound to the ClusterRole
+knative-fleet derives from its plans, lab.spoke_role, not cluster-admin), that token in
+the hub Secret the upstream `secretreader` plugin reads, then the ClusterProfile spec
+and, through the status subresource, its status."""
 
 from __future__ import annotations
 
@@ -35,33 +36,53 @@ def install_clusterprofile_crd(hub: client.ApiClient) -> None:
     install_crds(hub, [yaml.safe_load(CLUSTERPROFILE_CRD.read_text())])
 
 
-def spoke_token(spoke: client.ApiClient) -> tuple[str, str]:
-    """Creates the spoke's ServiceAccount, cluster-admin binding and token Secret;
-    returns (token, base64 CA) once the token controller has filled the Secret."""
+def spoke_token(spoke: client.ApiClient, account: str = SPOKE_SA,
+                cluster_role: str | None = "cluster-admin") -> tuple[str, str]:
+    """Creates a ServiceAccount `account` on the spoke, its binding to `cluster_role`
+    (None: bound elsewhere) and its token Secret; returns (token, base64 CA) once the
+    token controller has filled the Secret."""
     core = client.CoreV1Api(spoke)
     rbac = client.RbacAuthorizationV1Api(spoke)
     create_if_absent(core.create_namespaced_service_account, SPOKE_SA_NAMESPACE,
-            {"metadata": {"name": SPOKE_SA}})
-    create_if_absent(rbac.create_cluster_role_binding, {
-        "metadata": {"name": SPOKE_SA},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "cluster-admin"},
-        "subjects": [{"kind": "ServiceAccount", "name": SPOKE_SA,
-                      "namespace": SPOKE_SA_NAMESPACE}],
-    })
+            {"metadata": {"name": account}})
+    if cluster_role:
+        create_if_absent(rbac.create_cluster_role_binding, {
+            "metadata": {"name": account},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": cluster_role},
+            "subjects": [{"kind": "ServiceAccount", "name": account,
+                          "namespace": SPOKE_SA_NAMESPACE}],
+        })
+    secret = SPOKE_TOKEN_SECRET if account == SPOKE_SA else f"{account}-token"
     create_if_absent(core.create_namespaced_secret, SPOKE_SA_NAMESPACE, {
-        "metadata": {"name": SPOKE_TOKEN_SECRET,
-                     "annotations": {"kubernetes.io/service-account.name": SPOKE_SA}},
+        "metadata": {"name": secret,
+                     "annotations": {"kubernetes.io/service-account.name": account}},
         "type": "kubernetes.io/service-account-token",
     })
 
     def filled() -> dict[str, str] | None:
-        data = core.read_namespaced_secret(SPOKE_TOKEN_SECRET, SPOKE_SA_NAMESPACE).data or {}
+        data = core.read_namespaced_secret(secret, SPOKE_SA_NAMESPACE).data or {}
         return data if data.get("token") and data.get("ca.crt") else None
 
     data = wait_for(filled, timeout=60,
                     what="the spoke's token controller to fill the token Secret")
     return base64.b64decode(data["token"]).decode(), data["ca.crt"]
+
+
+def apply_rbac(api: client.ApiClient, docs: list[dict]) -> None:
+    """Creates each ClusterRole and ClusterRoleBinding of `docs`, or replaces it."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    calls = {"ClusterRole": (rbac.create_cluster_role, rbac.replace_cluster_role),
+             "ClusterRoleBinding": (rbac.create_cluster_role_binding,
+                                    rbac.replace_cluster_role_binding)}
+    for doc in docs:
+        create, replace = calls[doc["kind"]]
+        try:
+            create(doc)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            replace(doc["metadata"]["name"], doc)
 
 
 def hub_secret_namespace(hub_kubeconfig: Path) -> str:
@@ -125,10 +146,18 @@ def spoke_server(kubeconfig: Path) -> str:
     return cfg["clusters"][0]["cluster"]["server"]
 
 
-def register_spoke(hub_kubeconfig: Path, spoke_kubeconfig: Path, name: str) -> None:
+def register_spoke(hub_kubeconfig: Path, spoke_kubeconfig: Path, name: str,
+                   account: str = SPOKE_SA, cluster_role: str | None = "cluster-admin",
+                   role_docs: list[dict] | None = None) -> None:
+    """ClusterProfile `name` on the hub for the spoke, reached as ServiceAccount `account`
+    bound to `cluster_role` there, or by `role_docs` (a ClusterRole and its binding,
+    applied on the spoke first)."""
     hub = api_client(hub_kubeconfig)
     spoke = api_client(spoke_kubeconfig)
-    token, ca_b64 = spoke_token(spoke)
+    if role_docs:
+        apply_rbac(spoke, role_docs)
+        cluster_role = None
+    token, ca_b64 = spoke_token(spoke, account, cluster_role)
     put_token_on_hub(hub, hub_secret_namespace(hub_kubeconfig), name, token)
     apply_cluster_profile(hub, name, profile_status(spoke_server(spoke_kubeconfig), ca_b64, name))
 

@@ -1,10 +1,12 @@
 """The fleet section's runs: knative-fleet's install, no-op review, one-key change and
-destroy on one spoke against the kubectl baseline on another, the growth from 1 to 4
-spokes, the program under mocks, and what the state is made of."""
+destroy on one spoke, on each set of Pulumi binaries in turn, against the kubectl
+baseline on another, the growth from 1 to 4 spokes, the program under mocks, and what the
+state is made of."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -13,6 +15,7 @@ from typing import Any
 from bench.commands import BenchError
 from bench.events import analyse_events
 from bench.fleet.design import (
+    BINARIES,
     FLEET_SPOKE,
     GROWTH,
     IDLE_WINDOW_S,
@@ -22,17 +25,20 @@ from bench.fleet.design import (
     SMALL_CHANGE,
     SMALL_CHANGE_CM,
     SPOKES,
+    key_prefix,
 )
 from bench.kubectl import Baseline, differing_objects, render_baseline
 from bench.log import log
-from bench.machine import pulumi_default_parallel
+from bench.machine import pulumi_default_parallel, pulumi_version
 from bench.metrics import Samples, StateBreakdown
 from bench.own_lab import BenchLab, BenchStack, bench_entry
 from bench.program import child_figures
 from bench.section import Options, Run
 from config.fleet import parse_fleet_config
+from core.settings import Binaries
 from lab.paths import RELEASES
 from lab.stack import PARALLEL_DIFF, SKIP_CHECKPOINTS
+from lab.toolchain import pulumi_bin, with_test_tools
 
 
 def json_size(value: Any) -> int:
@@ -82,15 +88,20 @@ def idle_core_pct(bench: BenchLab, spoke: str) -> float:
     return 100 * cpu.seconds() / (time.monotonic() - start)
 
 
-def fleet_run(bench: BenchLab, stack: BenchStack, samples: Samples, run_no: int) -> None:
-    """Measurements 1-4 with knative-fleet on FLEET_SPOKE."""
+def fleet_run(bench: BenchLab, stack: BenchStack, samples: Samples, run_no: int,
+              lead: bool = True) -> None:
+    """Measurements 1-4 with knative-fleet on FLEET_SPOKE, on the stack's set of Pulumi
+    binaries. `lead`: the set whose run-1 analyses the report shows; only it runs the
+    extra no-op preview that follows the event log (every set's install and destroy
+    follow theirs, so that the sets' timings compare)."""
     kubectl = bench.kubectl(FLEET_SPOKE)
+    run = f"run {run_no}, {stack.binaries}"
     stack.configure([bench_entry(FLEET_SPOKE)])
-    log(f"run {run_no}: the idle spoke's control plane ({IDLE_WINDOW_S:g} s)")
+    log(f"{run}: the idle spoke's control plane ({IDLE_WINDOW_S:g} s)")
     samples.add("spoke_idle_core_pct", idle_core_pct(bench, FLEET_SPOKE))
-    log(f"run {run_no}: pulumi up (install, {FLEET_SPOKE})")
+    log(f"{run}: pulumi up (install, {FLEET_SPOKE})")
     control_plane = bench.control_plane_cpu([FLEET_SPOKE])
-    res = stack.install(f"install-{run_no}.jsonl")
+    res = stack.install(f"install-{stack.binaries}-{run_no}.jsonl")
     samples.add("install_fleet_s", res.seconds)
     samples.add("install_fleet_spoke_cpu_s", control_plane.seconds())
     samples.add("install_fleet_cpu_busy_pct", res.cpu_busy_pct)
@@ -100,16 +111,16 @@ def fleet_run(bench: BenchLab, stack: BenchStack, samples: Samples, run_no: int)
     measure_state(stack, samples, 1)
     samples.add("resources_per_spoke", samples.notes.state[1].objects)
 
-    log(f"run {run_no}: pulumi preview (no-op)")
+    log(f"{run}: pulumi preview (no-op)")
     res, clean = stack.noop_preview()  # timed as a user runs it: no event log
     samples.add("noop_preview_fleet_s", res.seconds)
     samples.flags["noop_preview_clean"].append(clean)
-    if "noop_preview" not in samples.notes.events:
-        log(f"run {run_no}: pulumi preview (no-op) again, its event log followed")
-        res, _ = stack.noop_preview(f"noop-preview-{run_no}.jsonl")
+    if lead and "noop_preview" not in samples.notes.events:
+        log(f"{run}: pulumi preview (no-op) again, its event log followed")
+        res, _ = stack.noop_preview(f"noop-preview-{stack.binaries}-{run_no}.jsonl")
         samples.notes.events["noop_preview"] = analyse_events(res.events)
 
-    log(f"run {run_no}: one ConfigMap key changed")
+    log(f"{run}: one ConfigMap key changed")
     stack.configure([bench_entry(FLEET_SPOKE, SMALL_CHANGE)])
     res = stack.must("pulumi preview", "preview", "--diff")
     samples.add("small_change_preview_s", res.seconds)
@@ -121,8 +132,8 @@ def fleet_run(bench: BenchLab, stack: BenchStack, samples: Samples, run_no: int)
     if value != SMALL_CHANGE["autoscaler"][key]:
         raise BenchError(f"the small change did not land: {name}.{key} = {value!r}")
 
-    log(f"run {run_no}: pulumi destroy")
-    res = stack.destroy(f"destroy-{run_no}.jsonl")
+    log(f"{run}: pulumi destroy")
+    res = stack.destroy(f"destroy-{stack.binaries}-{run_no}.jsonl")
     samples.add("destroy_fleet_s", res.seconds)
     samples.notes.events.setdefault("destroy", analyse_events(res.events))
     kubectl.assert_fresh(FLEET_SPOKE)
@@ -131,10 +142,10 @@ def fleet_run(bench: BenchLab, stack: BenchStack, samples: Samples, run_no: int)
     # rewrite before and after every object step), for users who keep it on.
     saved = stack.env.pop(SKIP_CHECKPOINTS, None)
     try:
-        log(f"run {run_no}: pulumi up with default checkpointing")
+        log(f"{run}: pulumi up with default checkpointing")
         res = stack.install()
         samples.add("install_fleet_checkpointed_s", res.seconds)
-        log(f"run {run_no}: pulumi destroy with default checkpointing")
+        log(f"{run}: pulumi destroy with default checkpointing")
         res = stack.destroy()
         samples.add("destroy_fleet_checkpointed_s", res.seconds)
     finally:
@@ -231,22 +242,63 @@ def runs(options: Options) -> int:
     return options.runs or RUNS
 
 
+def binaries(options: Options) -> tuple[Binaries, ...]:
+    """The sets of Pulumi binaries measured, in BINARIES' order: the headline set first."""
+    asked = options.binaries or BINARIES
+    return tuple(b for b in BINARIES if b in asked)
+
+
+def binaries_facts(bench: BenchLab, stacks: dict[Binaries, BenchStack]) -> dict[str, str]:
+    """Each set's CLI version, once it is sure each stack runs its own set's CLI: with a
+    set's bin directory missing, PATH would fall through to the toolchain's."""
+    facts = {}
+    for name, stack in stacks.items():
+        want = pulumi_bin(bench.lab.bin, name) / "pulumi"
+        found = shutil.which("pulumi", path=stack.env["PATH"])
+        if found != str(want):
+            raise BenchError(f"the {name} Pulumi CLI is not at {want} (found {found})")
+        facts[f"binaries_{name}_pulumi_version"] = pulumi_version(stack.env)
+    return facts
+
+
+def fleet_steps(bench: BenchLab, stacks: dict[Binaries, BenchStack], base: Baseline,
+                own: dict[Binaries, Samples], samples: Samples,
+                run_no: int) -> list[Callable[[], None]]:
+    """Run `run_no`'s steps in order: each set in turn (the headline set first), on one
+    spoke, each into its own samples, and the kubectl baseline they are all held against;
+    the knative-fleet and kubectl sides alternate which goes first."""
+    lead = next(iter(stacks))
+    fleet: list[Callable[[], None]] = [
+        lambda b=b: fleet_run(bench, stacks[b], own[b], run_no, b == lead) for b in stacks]
+    kubectl = [lambda: kubectl_run(bench, base, samples, run_no)]
+    return fleet + kubectl if run_no % 2 else kubectl + fleet
+
+
 def measure(run: Run) -> None:
-    """Every run of every measurement; the two sides alternate which goes first."""
+    """Every run of every measurement. The growth runs on the first set measured (the
+    headline set unless --binaries leaves it out)."""
     bench, samples, options = run.bench, run.samples, run.options
-    main = run.up(SPOKES, "main", *stack_settings(options))
-    run.facts.update({f"settings_{k}": v for k, v in engine_settings(options, main).items()})
+    sets = binaries(options)
+    if "released" in sets:
+        log("toolchain: the Pulumi binaries as released (toolchain/build.sh --test-tools)")
+        with_test_tools()
+    args, env = stack_settings(options)
+    stacks = {sets[0]: run.up(SPOKES, sets[0], args, env, binaries=sets[0])}
+    stacks.update({b: bench.stack(b, args, env, binaries=b) for b in sets[1:]})
+    run.facts.update(binaries_facts(bench, stacks))
+    run.facts.update({f"settings_{k}": v
+                      for k, v in engine_settings(options, stacks[sets[0]]).items()})
     cfg = parse_fleet_config({"releaseBase": f"file://{RELEASES}",
                               "fleet": [bench_entry(KUBECTL_SPOKE)]})
     base = render_baseline(cfg.fleet[0], cfg.release_base)
+    own = {b: Samples() for b in sets}
     for run_no in range(1, runs(options) + 1):
-        steps: list[Callable[[], None]] = [
-            lambda r=run_no: fleet_run(bench, main, samples, r),
-            lambda r=run_no: kubectl_run(bench, base, samples, r)]
-        for step in steps if run_no % 2 else reversed(steps):
+        for step in fleet_steps(bench, stacks, base, own, samples, run_no):
             step()
+    for b in sets:
+        samples.take(own[b], key_prefix(b), notes=b == sets[0])
     if not options.quick:
-        growth = bench.stack("growth", *stack_settings(options))
+        growth = bench.stack("growth", args, env, binaries=sets[0])
         for run_no in range(1, runs(options) + 1):
             growth_run(bench, growth, samples, run_no)
     for run_no in range(1, runs(options) + 1):

@@ -1,6 +1,6 @@
 """The fleet section's outputs, from its figures alone: the table on the terminal and the
-head of BENCHMARKS.md, with its per-run samples, its analyses of run 1 and the commands
-it ran."""
+head of BENCHMARKS.md, a column for each set of Pulumi binaries, with its per-run
+samples, its analyses of run 1 (the first set's) and the commands it ran."""
 
 from __future__ import annotations
 
@@ -8,18 +8,24 @@ from collections.abc import Iterable
 from typing import Any
 
 from bench.fleet.design import (
+    BINARIES,
     FLEET_SPOKE,
     GROWTH,
+    HEADLINE,
     KUBECTL_SPOKE,
     SMALL_CHANGE_CM,
     SPOKES,
     TARGETS,
+    WHAT,
+    key_prefix,
 )
 from bench.fleet.summary import RSS_KINDS
 from bench.metrics import EventAnalysis, Notes, Samples
 from bench.report import fmt
+from core.settings import Binaries
 
-ROWS: tuple[tuple[str, str], ...] = (
+# Measurements 1-4: taken on each set of Pulumi binaries, a column each.
+SET_ROWS: tuple[tuple[str, str], ...] = (
     ("install_fleet_s", "1. install: first `pulumi up`, 1 spoke"),
     ("install_kubectl_s", "1. install: kubectl apply --server-side + wait"),
     ("install_ratio", "1. install ratio (fleet / kubectl)"),
@@ -43,6 +49,13 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("destroy_kubectl_s", "4. `kubectl delete --wait`"),
     ("destroy_ratio", "4. destroy ratio"),
     ("destroy_fleet_checkpointed_s", "4. destroy with Pulumi's default checkpointing"),
+)
+# kubectl's own figures: the one baseline every set is held against, in each column.
+BASELINE = frozenset({"install_kubectl_s", "install_kubectl_spoke_cpu_s",
+                      "install_kubectl_cpu_busy_pct", "noop_diff_kubectl_s",
+                      "destroy_kubectl_s"})
+# Measurement 5: taken once, in the column of the first set measured.
+ONCE_ROWS: tuple[tuple[str, str], ...] = (
     ("growth_install_1_s", "5. install, 1 spoke"),
     ("growth_install_2_s", "5. install, 2 spokes"),
     ("growth_install_4_s", "5. install, 4 spokes"),
@@ -75,12 +88,14 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("state_compact_bytes_per_spoke", "5.   same JSON without whitespace"),
     ("state_checkpoint_bytes_per_spoke", "5.   file backend checkpoint"),
 )
+ROWS = SET_ROWS + ONCE_ROWS
 MACHINE_PREFIXES = ("machine_", "python_", "go_", "pulumi_", "kubectl_", "kubernetes_",
-                    "kwok_", "load_")
+                    "kwok_", "load_", "binaries_")
 
 
 def table(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(figure, key, value, target verdict) rows; targets only where one is set."""
+    """(figure, key, value, target verdict) rows of the figures under their own keys (the
+    headline set's, for measurements 1-4); targets only where one is set."""
     limits = {target.key: target.label for target in TARGETS}
     rows = []
     for key, label in ROWS:
@@ -91,12 +106,41 @@ def table(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def measured(results: dict[str, Any]) -> list[Binaries]:
+    """The sets of Pulumi binaries the results hold, the first one the growth's."""
+    names = str(results.get("binaries") or ",".join(BINARIES)).split(",")
+    return [b for b in BINARIES if b in names]
+
+
+def cells(results: dict[str, Any], key: str) -> tuple[str, ...]:
+    """A figure in each set's column (BINARIES' order): a set's own figure under its key
+    prefix, kubectl's baseline in every column, a figure taken once in the first set's."""
+    value = fmt(key, results.get(key))
+    if key in BASELINE:
+        return tuple(value for _ in BINARIES)
+    if key in dict(SET_ROWS):
+        return tuple(fmt(key, results.get(key_prefix(b) + key)) for b in BINARIES)
+    lead = measured(results)[0]
+    return tuple(value if b == lead else "" for b in BINARIES)
+
+
+def side_by_side(results: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """(figure, key, a value per set, target verdict) rows: `table` with a column for
+    each set of Pulumi binaries; the verdicts are the headline set's."""
+    return [(label, key, cells(results, key), verdict)
+            for label, key, _, verdict in table(results)]
+
+
 def terminal(results: dict[str, Any]) -> str:
-    """The table for the terminal, columns aligned."""
-    rows = table(results)
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = [f"{label:<{widths[0]}}  {key:<{widths[1]}}  {value:>{widths[2]}}  {verdict}"
-             for label, key, value, verdict in rows]
+    """The table for the terminal, a column per set of Pulumi binaries, columns aligned."""
+    rows = [(label, key, *values, verdict)
+            for label, key, values, verdict in side_by_side(results)]
+    rows.insert(0, ("figure", "key", *BINARIES, f"target (on the {HEADLINE} set)"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join([f"{row[0]:<{widths[0]}}", f"{row[1]:<{widths[1]}}",
+                        *(f"{v:>{w}}" for v, w in zip(row[2:-1], widths[2:], strict=True)),
+                        row[-1]]).rstrip()
+             for row in rows]
     return "\n" + "\n".join(lines) + "\n"
 
 
@@ -262,8 +306,36 @@ def _method_section() -> list[str]:
         "`releases.load_documents` cache misses. State: `pulumi stack export` bytes of "
         "the largest stack / its spokes.",
         "",
-        "The fleet and kubectl sides of each run alternate which goes first. Other jobs "
-        "may share the machine; the load averages above were taken at start and end.",
+        "Measurements 1-4 run on each set of Pulumi binaries in turn, the released set "
+        "first, on the same spoke (each set's destroy leaves it fresh for the next), each "
+        "set with a stack of its own whose `PATH` and `PULUMI_HOME` give that set's CLI, "
+        "language host and Kubernetes provider; kubectl's side runs once per run. The "
+        "fleet and kubectl sides of each run alternate which goes first. Other jobs may "
+        "share the machine; the load averages above were taken at start and end.",
+    ]
+
+
+def _sets_paragraph(results: dict[str, Any]) -> list[str]:
+    """Which set of Pulumi binaries each column is, and what was measured on which."""
+    sets = measured(results)
+    versions = {b: results.get(f"binaries_{b}_pulumi_version") for b in BINARIES}
+
+    def cli(b: Binaries) -> str:
+        return f" (Pulumi CLI {versions[b]})" if versions[b] else ""
+
+    missing = [b for b in BINARIES if b not in sets]
+    return [
+        "Measurements 1-4 ran on each set of Pulumi binaries in turn, on the same spoke, "
+        f"each against the same kubectl runs (kubectl's rows repeat in every column): "
+        f"**{HEADLINE}**{cli(HEADLINE)}, the Pulumi CLI and Kubernetes provider exactly as "
+        f"released, {WHAT[HEADLINE]}, whose figures the targets judge and whose keys carry "
+        "no prefix; "
+        + "; ".join(f"**{b}**{cli(b)}, {WHAT[b]} (docs/toolchain.md), its keys "
+                    f"prefixed `{key_prefix(b)}`" for b in BINARIES if b != HEADLINE)
+        + f". Measurement 5 ran once, on the {sets[0]} set (the program under mocks runs "
+        "no Pulumi binary)."
+        + (f" Not measured in this run (`--binaries`): {', '.join(missing)}."
+           if missing else ""),
     ]
 
 
@@ -291,11 +363,14 @@ def document(results: dict[str, Any], samples: Samples, commands: Iterable[str])
         "scheduler; fake nodes), in `.lab-bench/`. Release: Serving 1.23 with Kourier + "
         "Eventing 1.23 from the offline mirror.",
         "",
-        "| figure | key | value | target |",
-        "|---|---|---|---|",
+        *_sets_paragraph(results),
+        "",
+        "| figure | key | " + " | ".join(f"{b}: {WHAT[b]}" for b in BINARIES)
+        + f" | target (on the {HEADLINE} set) |",
+        "|---|---|" + "---|" * len(BINARIES) + "---|",
     ]
-    lines += [f"| {label} | `{key}` | {value} | {verdict} |"
-              for label, key, value, verdict in table(results)]
+    lines += [f"| {label} | `{key}` | {' | '.join(values)} | {verdict} |"
+              for label, key, values, verdict in side_by_side(results)]
     lines += _samples_section(samples)
     lines += _rss_section(results)
     lines += _time_sections(samples.notes, settings)

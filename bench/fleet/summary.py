@@ -1,12 +1,13 @@
-"""From per-run samples to the figures of results.json: the median of every sample, the
-ratios and per-spoke figures derived from them, and each target's verdict."""
+"""From per-run samples to the figures of results.json: the median of every sample, each
+set of Pulumi binaries' ratios to kubectl and the per-spoke figures derived from them, and
+each target's verdict (on the headline set's figures)."""
 
 from __future__ import annotations
 
 import statistics
 from typing import Any
 
-from bench.fleet.design import GROWTH, PROGRAM_SIZES, TARGETS
+from bench.fleet.design import BINARIES, GROWTH, HEADLINE, PROGRAM_SIZES, TARGETS, key_prefix
 from bench.metrics import RssPeak, Samples, ratio, rounded
 
 RSS_KINDS = ("total", "engine", "language_host", "program", "provider")
@@ -58,32 +59,49 @@ def _rss(out: dict[str, Any], samples: Samples, spokes_for_rss: int) -> None:
             (out["peak_rss_bytes_total"] - median_peak(one, "total")) / (spokes - 1))
 
 
-def _spoke_cpu(out: dict[str, Any]) -> None:
+def _spoke_cpu(out: dict[str, Any], p: str) -> None:
     """The spoke's control-plane CPU of both installs, as measured (the target's figure)
     and less what the idle control plane spends over each install's wall time: a slower
-    install is charged for the cluster's own background work as well."""
-    fleet, kubectl = out.get("install_fleet_spoke_cpu_s"), out.get("install_kubectl_spoke_cpu_s")
-    out["install_spoke_cpu_ratio"] = ratio(fleet, kubectl)
-    idle = out.get("spoke_idle_core_pct")
+    install is charged for the cluster's own background work as well. `p`: the set's key
+    prefix; its idle spoke is the one taken off kubectl's too."""
+    fleet = out.get(f"{p}install_fleet_spoke_cpu_s")
+    kubectl = out.get("install_kubectl_spoke_cpu_s")
+    out[f"{p}install_spoke_cpu_ratio"] = ratio(fleet, kubectl)
+    idle = out.get(f"{p}spoke_idle_core_pct")
     if idle is None or fleet is None or kubectl is None:
         return
     per_s = idle / 100
-    out["install_fleet_spoke_cpu_net_s"] = fleet - per_s * out["install_fleet_s"]
-    out["install_kubectl_spoke_cpu_net_s"] = kubectl - per_s * out["install_kubectl_s"]
-    out["install_spoke_cpu_net_ratio"] = ratio(out["install_fleet_spoke_cpu_net_s"],
-                                               out["install_kubectl_spoke_cpu_net_s"])
+    out[f"{p}install_fleet_spoke_cpu_net_s"] = fleet - per_s * out[f"{p}install_fleet_s"]
+    out[f"{p}install_kubectl_spoke_cpu_net_s"] = kubectl - per_s * out["install_kubectl_s"]
+    out[f"{p}install_spoke_cpu_net_ratio"] = ratio(out[f"{p}install_fleet_spoke_cpu_net_s"],
+                                                   out[f"{p}install_kubectl_spoke_cpu_net_s"])
+
+
+def _against_kubectl(out: dict[str, Any], p: str) -> None:
+    """One set's ratios to the kubectl baseline, under its key prefix `p`."""
+    install_kubectl = out.get("install_kubectl_s")
+    out[f"{p}install_ratio"] = ratio(out.get(f"{p}install_fleet_s"), install_kubectl)
+    out[f"{p}install_checkpointed_ratio"] = ratio(out.get(f"{p}install_fleet_checkpointed_s"),
+                                                  install_kubectl)
+    _spoke_cpu(out, p)
+    out[f"{p}noop_preview_ratio"] = ratio(out.get(f"{p}noop_preview_fleet_s"),
+                                          out.get("noop_diff_kubectl_s"))
+    out[f"{p}destroy_ratio"] = ratio(out.get(f"{p}destroy_fleet_s"),
+                                     out.get("destroy_kubectl_s"))
+
+
+def measured_prefixes(out: dict[str, Any]) -> list[str]:
+    """The key prefix of each set to give ratios for: the headline set's always (its
+    targets say n/a when it was not measured), another's when it has figures."""
+    others = [key_prefix(b) for b in BINARIES if b != HEADLINE]
+    return [key_prefix(HEADLINE), *(p for p in others if any(k.startswith(p) for k in out))]
 
 
 def summarise(samples: Samples, spokes_for_rss: int) -> dict[str, Any]:
     """Medians of every sample, and the derived ratios and per-spoke figures."""
     out = samples.medians()
-    out["install_ratio"] = ratio(out.get("install_fleet_s"), out.get("install_kubectl_s"))
-    out["install_checkpointed_ratio"] = ratio(out.get("install_fleet_checkpointed_s"),
-                                              out.get("install_kubectl_s"))
-    _spoke_cpu(out)
-    out["noop_preview_ratio"] = ratio(out.get("noop_preview_fleet_s"),
-                                      out.get("noop_diff_kubectl_s"))
-    out["destroy_ratio"] = ratio(out.get("destroy_fleet_s"), out.get("destroy_kubectl_s"))
+    for prefix in measured_prefixes(out):
+        _against_kubectl(out, prefix)
     out["growth_4_vs_1"] = ratio(out.get("growth_install_4_s"), out.get("growth_install_1_s"))
     out["growth_preview_4_vs_1"] = ratio(out.get("growth_preview_4_s"),
                                          out.get("growth_preview_1_s"))

@@ -26,7 +26,7 @@ from kubernetes import client
 
 from lab.fleet import FleetStack
 from lab.handle import Lab
-from lab.operator import KnativeOperator, cr, release_orphaned, remove_operator
+from lab.operator import KnativeOperator, cr
 from tests.support import parity
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.operator_differences import KNOWN, RICH
@@ -41,6 +41,7 @@ from tests.support.operator_lab import (
     remove_knative_crds,
     spec,
     step_changes,
+    take_over,
 )
 from tests.support.snapshot import objects
 from tests.support.watch import deployments_availability
@@ -140,20 +141,11 @@ def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
               if k in world["operator_install"] and k[0] not in OPERATOR_KINDS}
     fleet = [*world["fleet"], fleet_entry("spoke-1", world["serving"], world["eventing"])]
     with deployments_availability(api1, [SERVING, EVENTING]) as availability:
-        # 1. The operator stops: it neither reverts the adoption nor runs its uninstall.
-        operator.stop()
-        # 2. Its CRs are released: finalizer off, deleted with propagationPolicy Orphan.
-        release_orphaned(api1, "KnativeServing", SERVING, SERVING)
-        release_orphaned(api1, "KnativeEventing", EVENTING, EVENTING)
-        # 3. knative-fleet adopts the running objects; the review shows no delete/replace.
-        stack.configure(fleet, releaseBase=world["release_base"])
-        res, steps = stack.preview_steps()
-        assert res.ok, res.out
-        assert changed_spokes(steps) == {"spoke-1": {"create"}}, step_changes(steps)
-        res = stack.up()
-        assert res.ok, res.out
-        # 4. The operator goes.
-        remove_operator(api1)
+        # The operator stops (it neither reverts the adoption nor runs its uninstall), its
+        # CRs are released (finalizer off, deleted orphaning), knative-fleet adopts the
+        # running objects (the review shows no delete or replace), the operator goes.
+        take_over(stack, api1, operator, {"KnativeServing": SERVING, "KnativeEventing": EVENTING},
+                  fleet, releaseBase=world["release_base"])
     assert availability.seen >= {(SERVING, "controller"), (EVENTING, "eventing-controller")}
     assert not availability.unavailable, availability.unavailable
     after = {k: v["metadata"]["uid"] for k, v in objects(api1).items()}

@@ -2,8 +2,9 @@
 a platform team runs; `toolchain/build.sh --test-tools` builds them from the same pins
 without toolchain/patches/): install Serving and Eventing on two spokes, a no-op preview
 that shows no change, a one-key config change that is an in-place update (uid kept),
-and a destroy that leaves nothing but the CRDs kept by policy. Correctness must not
-need a patched binary.
+a destroy that leaves nothing but the CRDs kept by policy, and the take-over of a spoke
+the Knative Operator runs as the README's steps say, after which a preview shows no
+change. Correctness must not need a patched binary.
 
 The tests share one stack and run in file order."""
 
@@ -21,9 +22,19 @@ from kubernetes import client
 
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
+from lab.operator import KnativeOperator, cr
 from lab.toolchain import pulumi_bin, pulumi_home
-from tests.support.fleet import changed_spokes, deployments_available
-from tests.support.snapshot import kept_by_policy, snapshot
+from tests.support import parity
+from tests.support.fleet import changed_spokes, deployments_available, module_stack
+from tests.support.operator_lab import (
+    SERVING,
+    clean_spoke,
+    fleet_entry,
+    remove_knative_crds,
+    spec,
+    take_over,
+)
+from tests.support.snapshot import kept_by_policy, objects, snapshot
 
 pytestmark = pytest.mark.e2e
 CONFIG_MAP = ("knative-serving", "config-autoscaler")
@@ -32,18 +43,11 @@ ONE_KEY = {"autoscaler": {"enable-scale-to-zero": "false"}}
 
 @pytest.fixture(scope="module")
 def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    stack = FleetStack(lab, f"t-released-{uuid.uuid4().hex[:6]}",
-                       tmp_path_factory.mktemp("state"), binaries="released")
     spokes = lab.spokes[:2]
-    state = {"stack": stack, "spokes": spokes,
-             "before": {s.name: snapshot(s.api()) for s in spokes}}
-    try:
-        stack.init()
-        yield state
-    finally:
-        stack.destroy()
-        stack.remove()
-        stack.cleanup()
+    before = {s.name: snapshot(s.api()) for s in spokes}
+    with module_stack(lab, "released", tmp_path_factory.mktemp("state"),
+                      binaries="released") as stack:
+        yield {"stack": stack, "spokes": spokes, "before": before}
 
 
 def fleet(config: dict | None = None) -> list[dict]:
@@ -120,3 +124,52 @@ def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
         assert leaked == set(), (spoke.name, sorted(leaked)[:20])
         missing = world["before"][spoke.name] - after
         assert missing == set(), (spoke.name, sorted(missing)[:20])
+
+
+def test_take_over_a_spoke_the_operator_runs(world: dict, lab: Lab,
+                                             tmp_path: Path) -> None:
+    """The README's take-over steps on the released binaries: the operator installs
+    Serving on spoke-1, stops, releases its CR; knative-fleet adopts every object in
+    place (uids kept), a refresh records what the spoke holds, and a preview then shows
+    no change."""
+    spoke = world["spokes"][0]
+    api = spoke.api()
+    version = spec("parity-knativeserving.yaml")["version"]
+    serving = {"version": version, "ingress": {"kourier": {"enabled": True}}}
+    eventing_version = spec("parity-knativeeventing.yaml")["version"]
+    operator = KnativeOperator(spoke, lab.bin, lab.dir.root / "knative-operator-released.log")
+    mirror = parity.mirror_from_kodata(operator.kodata, tmp_path / "releases", version,
+                                       eventing_version)
+    stack = FleetStack(lab, f"t-takeover-{uuid.uuid4().hex[:6]}", tmp_path / "state",
+                       binaries="released")
+    stack.init()
+    try:
+        clean_spoke(lab, api)
+        remove_knative_crds(api)
+        operator.install_crds(api)
+        client.CoreV1Api(api).create_namespace({"metadata": {"name": SERVING}})
+        operator.start()
+        operator.apply(api, cr("KnativeServing", SERVING, serving))
+        operator.wait_ready(api, "KnativeServing", SERVING, SERVING)
+        stack.configure([])  # a stack that runs already: the take-over's preview is spoke-1's
+        res = stack.up()
+        assert res.ok, res.out
+        before = {k: v["metadata"]["uid"] for k, v in objects(api).items()
+                  if k[1] == SERVING}
+        take_over(stack, api, operator, {"KnativeServing": SERVING},
+                  [fleet_entry("spoke-1", serving)],
+                  releaseBase=f"file://{mirror}")
+        after = {k: v["metadata"]["uid"] for k, v in objects(api).items()}
+        renewed = sorted(k for k, uid in before.items() if after.get(k) not in (None, uid))
+        assert not renewed, f"objects created anew by the take-over: {renewed}"
+        res = stack.run("refresh", "--yes", "--skip-preview")
+        assert res.ok, res.out
+        res, steps = stack.preview_steps()
+        assert res.ok, res.out
+        assert changed_spokes(steps) == {}, changed_spokes(steps)
+    finally:
+        operator.stop()
+        stack.destroy()
+        stack.remove()
+        stack.cleanup()
+        clean_spoke(lab, api)

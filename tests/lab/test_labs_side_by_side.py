@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lab.paths import LAB_DIR_ENV, REPO
+from lab.paths import LAB_DIR_ENV, REPO, SHARED
 from lab.toolchain import bin_dir
 
 pytestmark = pytest.mark.lab
@@ -40,6 +40,7 @@ def test_two_labs_started_together_from_two_checkouts_both_come_up(tmp_path: Pat
     bin_dir()  # the toolchain, built once before the two labs race for ports
     second = tmp_path / "checkout-b"
     shutil.copytree(REPO, second, ignore=NOT_COPIED)
+    (tmp_path / "shared").symlink_to(SHARED)  # beside the checkout, as beside this one
     env = {k: v for k, v in os.environ.items() if k != LAB_DIR_ENV}
     labs = {REPO: tmp_path / "lab-a", second: tmp_path / "lab-b"}
     try:

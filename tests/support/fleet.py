@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kubernetes import client
 
+from core.settings import Binaries
 from lab.fleet import FleetStack
 from lab.handle import Lab
 
@@ -40,10 +41,11 @@ def deployments_available(api: client.ApiClient, namespace: str) -> dict[str, bo
 
 @contextmanager
 def module_stack(lab: Lab, prefix: str, state_dir: Path,
-                 fleet: list[dict] | None = None) -> Iterator[FleetStack]:
-    """A new `t-<prefix>-*` stack for one test module, installed with `fleet` when given;
-    destroyed and removed afterwards whatever the tests did."""
-    stack = FleetStack(lab, f"t-{prefix}-{uuid.uuid4().hex[:6]}", state_dir)
+                 fleet: list[dict] | None = None,
+                 binaries: Binaries | None = None) -> Iterator[FleetStack]:
+    """A new `t-<prefix>-*` stack for one test module (on `binaries`), installed with
+    `fleet` when given; destroyed and removed afterwards whatever the tests did."""
+    stack = FleetStack(lab, f"t-{prefix}-{uuid.uuid4().hex[:6]}", state_dir, binaries)
     stack.init()
     try:
         if fleet is not None:

@@ -13,6 +13,7 @@ import json
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 import yaml
 from kubernetes import client
@@ -25,6 +26,7 @@ from lab.removal import delete_crds, delete_namespaces
 from lab.wait import WaitTimeout, wait_for
 from review.fields import lookup, parse_path
 from tests.support import parity
+from tests.support.fleet import changed_spokes
 from tests.support.snapshot import objects
 
 SPECS = Path(__file__).parents[1] / "e2e" / "operator_specs"
@@ -38,6 +40,24 @@ def spec(name: str, **values: str) -> dict:
     for key, value in values.items():
         text = text.replace("${" + key + "}", value)
     return yaml.safe_load(text)["spec"]
+
+
+def take_over(stack: Any, api: client.ApiClient, operator: Any, kinds: dict[str, str],
+              fleet: list[dict], **overrides: object) -> None:
+    """The README's take-over of spoke-1: the operator stops, its CRs (`kinds`: kind ->
+    namespace, each named after its namespace) are released, knative-fleet's preview shows
+    only creates on spoke-1 (every object adopted in place), `pulumi up` adopts, and the
+    operator goes."""
+    operator.stop()
+    for kind, namespace in kinds.items():
+        release_orphaned(api, kind, namespace, namespace)
+    stack.configure(fleet, **overrides)
+    res, steps = stack.preview_steps()
+    assert res.ok, res.out
+    assert changed_spokes(steps) == {"spoke-1": {"create"}}, step_changes(steps)
+    res = stack.up()
+    assert res.ok, res.out
+    remove_operator(api)
 
 
 def fleet_entry(spoke: str, serving: dict | None, eventing: dict | None = None) -> dict:

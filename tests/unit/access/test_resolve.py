@@ -83,6 +83,10 @@ def spoke_route(path: str) -> tuple[int, object]:
                                deployment("controller", "1.20.2")]}
     if parts.path == "/api/v1/namespaces/forbidden":
         return 403, status(403)
+    if parts.path == "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews":
+        return 201, {"kind": "SelfSubjectRulesReview", "status": {
+            "resourceRules": [{"verbs": ["get", "list"], "apiGroups": [""],
+                               "resources": ["namespaces"]}], "incomplete": False}}
     return 404, status(404)
 
 
@@ -91,6 +95,10 @@ def handler(cluster: Mapping | None = None) -> type[BaseHTTPRequestHandler]:
     Bearer spoke-token or a client certificate. Profiles point at `cluster`, or here."""
 
     class HubAndSpoke(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.do_GET()
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             auth = self.headers.get("Authorization")
             has_cert = hasattr(self.connection, "getpeercert") and self.connection.getpeercert()
@@ -200,6 +208,9 @@ def test_resolves_a_healthy_spoke_and_reads_its_facts(hub, tmp_path: Path) -> No
     assert resolved.credential.token == "spoke-token"
     assert resolved.facts.namespaces == {"knative-serving": SERVING_LABELS}
     assert resolved.facts.installed == {"knative-serving": "1.20.2"}  # the oldest
+    # One review per install namespace; a cluster-wide grant shows in each.
+    assert resolved.facts.rules == [{"verbs": ["get", "list"], "apiGroups": [""],
+                                     "resources": ["namespaces"]}] * 2
     assert runs(tmp_path) == 1  # one credential serves the probe and the reads
     assert "spoke-token" not in repr(resolved)
 

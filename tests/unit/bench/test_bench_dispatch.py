@@ -69,6 +69,9 @@ def test_a_failed_section_fails_the_run_after_the_others(
     (["--runs", "0"], "--runs must be at least 1"),
     (["--report-only"], "fleet cannot be written from its results"),
     (["--section", "nothing"], "invalid choice"),
+    (["--section", "cost", "--binaries", "released"], "--binaries goes with --section fleet"),
+    (["--binaries", "stock"], "give one or more of"),
+    (["--binaries", ","], "give one or more of"),
 ])
 def test_options_for_no_section_that_runs_are_refused(
         argv: list[str], message: str, ran: list[tuple[str, Options, str]],
@@ -78,6 +81,20 @@ def test_options_for_no_section_that_runs_are_refused(
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
     assert ran == []
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    ([], None),  # the fleet section's own default: both
+    (["--binaries", "patched"], ("patched",)),
+    (["--binaries", "released,patched,released"], ("released", "patched")),
+    (["--section", "fleet", "cost", "--binaries", "patched, released"],
+     ("patched", "released")),
+])
+def test_the_fleet_section_gets_the_sets_of_binaries_asked_for(
+        argv: list[str], expected: tuple[str, ...] | None,
+        ran: list[tuple[str, Options, str]]) -> None:
+    cli.main(argv)
+    assert ran[0][0] == "fleet" and ran[0][1].binaries == expected
 
 
 def test_report_only_is_for_the_sections_that_read_their_results_alone(

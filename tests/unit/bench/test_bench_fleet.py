@@ -14,6 +14,7 @@ import pytest
 
 from bench.events import analyse_events
 from bench.fleet import report
+from bench.fleet.design import BINARIES, HEADLINE, TARGETS, WHAT, key_prefix
 from bench.fleet.measure import state_breakdown
 from bench.fleet.summary import RSS_KINDS, summarise
 from bench.metrics import RssPeak, Samples
@@ -26,8 +27,8 @@ RETIRED = ("program_trial_",)
 RESULTS: dict[str, Any] = {
     k: v for k, v in json.loads((REPO / "bench" / "results.json").read_text()).items()
     if not k.startswith(RETIRED)}
-FACTS = ("date", "command", "runs", "quick", "machine_", "settings_", "python_", "go_",
-         "pulumi_", "kubectl_", "kubernetes_", "kwok_")
+FACTS = ("date", "command", "runs", "quick", "binaries", "machine_", "settings_", "python_",
+         "go_", "pulumi_", "kubectl_", "kubernetes_", "kwok_")
 FLAGS = ("_clean", "noop_diff_kubectl_exit")
 
 
@@ -37,7 +38,8 @@ def _is_sample(key: str, value: Any) -> bool:
         isinstance(value, int | float) and not isinstance(value, bool)
         and not key.startswith(FACTS) and not key.startswith(("target_", "peak_rss_"))
         and "ratio" not in key and "_vs_" not in key
-        and ("_per_" not in key or key == "resources_per_spoke")  # a sample, per spoke
+        and ("_per_" not in key  # a sample, per spoke, on each set of binaries:
+             or key.removeprefix(key_prefix("patched")) == "resources_per_spoke")
         and key != "state_spokes"
     )
 
@@ -203,3 +205,90 @@ def test_the_program_under_mocks_is_given_per_extra_spoke() -> None:
     assert out["program_ms_per_spoke"] == round(69_300 / 99, 3)
     assert out["program_ms_per_spoke_1_to_10"] == round(5800 / 9, 3)
     assert out["target_program_ms_100"] == "MISS"
+
+
+def both_sets(results: dict[str, Any]) -> Samples:
+    """results.json's samples as the released set's, and the same at 0.8x as the patched
+    set's: what a run on both sets leaves."""
+    samples = samples_from(results)
+    own = Samples()
+    for key, _ in report.SET_ROWS:
+        value = results.get(key)
+        if key not in report.BASELINE and _is_sample(key, value):
+            own.add(key, 0.8 * value)
+    own.flags["noop_preview_clean"].append(True)
+    samples.take(own, key_prefix("patched"), notes=False)
+    return samples
+
+
+def test_each_set_has_its_keys_and_the_targets_judge_the_released_one() -> None:
+    out = summarise(both_sets(RESULTS), spokes_for_rss=RESULTS["peak_rss_spokes"])
+    assert (BINARIES, HEADLINE, key_prefix("released")) == (("released", "patched"),
+                                                           "released", "")
+    for key, _ in report.SET_ROWS:  # the same figures, as measured and derived
+        if key not in report.BASELINE:
+            assert out[f"patched_{key}"] is not None, key
+            assert out[key] == RESULTS[key], key
+    assert out["install_ratio"] == RESULTS["install_ratio"]
+    assert math.isclose(out["patched_install_ratio"],
+                        0.8 * RESULTS["install_fleet_s"] / RESULTS["install_kubectl_s"],
+                        rel_tol=2e-3)
+    assert math.isclose(out["patched_noop_preview_ratio"], 0.8 * RESULTS["noop_preview_ratio"],
+                        rel_tol=2e-3)
+    assert out["patched_noop_preview_clean"] is True
+    assert {f"target_{t.key}" for t in TARGETS} == {k for k in out if k.startswith("target_")}
+    assert not any(k.startswith("patched_growth_") for k in out)  # growth: once
+
+
+def test_a_set_not_measured_adds_no_keys_but_the_headline_ones_stay() -> None:
+    patched_only = Samples()
+    own = Samples()
+    own.add("install_fleet_s", 8.0)
+    patched_only.add("install_kubectl_s", 10.0)
+    patched_only.take(own, key_prefix("patched"), notes=False)
+    out = summarise(patched_only, spokes_for_rss=1)
+    assert out["patched_install_ratio"] == 0.8
+    assert out["install_ratio"] is None and out["target_install_ratio"] is None
+    released_only = summarise(samples_from(RESULTS), spokes_for_rss=RESULTS["peak_rss_spokes"])
+    assert not any(k.startswith("patched_") for k in released_only)
+
+
+def test_the_report_shows_both_sets_each_against_kubectl() -> None:
+    results = {**RESULTS, **summarise(both_sets(RESULTS), RESULTS["peak_rss_spokes"]),
+               "binaries": "released,patched", "binaries_released_pulumi_version": "v3.259.0",
+               "binaries_patched_pulumi_version": "v3.259.0"}
+    text = report.document(results, samples_from(RESULTS), [])
+    assert ("| figure | key | released: what users run | patched: the toolchain's build with "
+            "toolchain/patches/ | target (on the released set) |") in text
+    assert WHAT["released"] == "what users run"
+    ratio = results["patched_install_ratio"]
+    assert (f"| `install_ratio` | {fmt('x_ratio', RESULTS['install_ratio'])} | "
+            f"{fmt('x_ratio', ratio)} | {RESULTS['target_install_ratio']} (install") in text
+    kubectl = fmt("install_kubectl_s", RESULTS["install_kubectl_s"])
+    assert f"| `install_kubectl_s` | {kubectl} | {kubectl} |  |" in text  # one baseline
+    growth = fmt("growth_install_4_s", RESULTS["growth_install_4_s"])
+    assert f"| `growth_install_4_s` | {growth} |  |  |" in text  # taken once
+    assert "Measurement 5 ran once, on the released set" in text
+    assert "keys prefixed `patched_`" in text and "Not measured" not in text
+    assert "| binaries_patched_pulumi_version | v3.259.0 |" in text
+    lines = report.terminal(results).splitlines()
+    assert lines[1].split()[:4] == ["figure", "key", "released", "patched"]
+    (row,) = [line.split() for line in lines if " install_ratio " in line]
+    assert row[row.index("install_ratio") + 1:][:3] == [
+        fmt("x_ratio", RESULTS["install_ratio"]), fmt("x_ratio", ratio),
+        RESULTS["target_install_ratio"]]
+
+
+def test_the_report_of_one_set_puts_the_growth_in_its_column() -> None:
+    out = summarise(samples_from(RESULTS), RESULTS["peak_rss_spokes"])
+    own = {k for k in dict(report.SET_ROWS) if k not in report.BASELINE}
+    moved = {key_prefix("patched") + k if k in own else k: v for k, v in out.items()}
+    results = {**{k: RESULTS[k] for k in ("date", "command", "runs", "quick")}, **moved,
+               "binaries": "patched"}
+    cells = {key: values for _, key, values, _ in report.side_by_side(results)}
+    growth = fmt("growth_install_4_s", RESULTS["growth_install_4_s"])
+    assert cells["growth_install_4_s"] == ("", growth)
+    assert cells["install_fleet_s"] == ("n/a", fmt("x_s", RESULTS["install_fleet_s"]))
+    text = report.document(results, samples_from(RESULTS), [])
+    assert "Not measured in this run (`--binaries`): released." in text
+    assert "Measurement 5 ran once, on the patched set" in text

@@ -19,6 +19,7 @@ def test_reason_values_are_the_operator_names() -> None:
         "ManifestsUnavailable",
         "InvalidSpec",
         "SpokeDeselected",
+        "SpokeAccessDenied",
     ]
 
 

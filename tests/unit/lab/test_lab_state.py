@@ -64,7 +64,8 @@ def test_up_that_creates_spokes_anew_removes_a_state_left_behind(where, monkeypa
     monkeypatch.setattr(lab_cli, "answers", lambda _kubeconfig: False)
     monkeypatch.setattr(lab_cli.register, "install_clusterprofile_crd", lambda _api: None)
     monkeypatch.setattr(lab_cli.register, "api_client", lambda _kc: None)
-    monkeypatch.setattr(lab_cli.register, "register_spoke", lambda *_: None)
+    monkeypatch.setattr(lab_cli.register, "register_spoke", lambda *_, **__: None)
+    monkeypatch.setattr(lab_cli, "lab_role_documents", lambda *_: [])
     monkeypatch.setattr(lab_cli.register, "provider_file", lambda *_: {})
     lab_cli.up(where, 1)
     assert FakeKwok.created == ["hub", "spoke-1"]
