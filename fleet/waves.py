@@ -5,6 +5,7 @@ spokes; this decides what the run does with them)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from fleet.plan import BatchStep, SpokePlan, WaveStep
 from rollout.waves import WavePlan
@@ -27,17 +28,22 @@ def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan]) -> tuple[
         unreachable = {n: str(spokes[n].error) for n in names if spokes[n].error}
         step = WaveStep(**common, started=True, unreachable=unreachable, batches=())
         stopped = step.stops_rollout
-        batches = wave.batches()
-        steps.append(WaveStep(**common, started=True, unreachable=unreachable, batches=tuple(
-            BatchStep(
-                f"wave-{wave.name}" + (f"-{b + 1}" if len(batches) > 1 else ""),
-                tuple(s.entry.name for s in batch if not spokes[s.entry.name].error),
-                # A stopped wave's unreachable spokes fail the run already: its gate
-                # checks the health of the others.
-                {} if stopped else {n: u for n, u in unreachable.items()
-                                    if n in {s.entry.name for s in batch}})
-            for b, batch in enumerate(batches))))
+        steps.append(replace(step, batches=_batches(wave, spokes, {} if stopped else unreachable)))
     return tuple(steps)
+
+
+def _batches(wave: WavePlan, spokes: Mapping[str, SpokePlan],
+             unreachable: Mapping[str, str]) -> tuple[BatchStep, ...]:
+    """Each batch's reached spokes and its gate; the gate counts the batch's spokes of
+    `unreachable` as failed (none for a stopped wave: they fail the run already, and its
+    gate checks the health of the others)."""
+    batches = wave.batches()
+    return tuple(
+        BatchStep(f"wave-{wave.name}" + (f"-{b + 1}" if len(batches) > 1 else ""),
+                  tuple(s.entry.name for s in batch if not spokes[s.entry.name].error),
+                  {s.entry.name: unreachable[s.entry.name] for s in batch
+                   if s.entry.name in unreachable})
+        for b, batch in enumerate(batches))
 
 
 def run_failure(spokes: Mapping[str, SpokePlan], waves: tuple[WaveStep, ...]) -> str | None:
