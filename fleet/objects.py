@@ -106,7 +106,9 @@ def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
     if stage.name is Stage.CRDS:
         return planned(spoke, obj, gated, retain_on_delete=not plan.delete_crds)
     if is_aggregated(obj):
-        return planned(spoke, obj, gated, role=Role.AGGREGATED)
+        # Stands for the role its guard registered first: nothing of it is applied here.
+        return PlannedObject(resource_name(spoke, obj), manifests.resource_type_token(obj), obj,
+                             role=Role.AGGREGATED)
     role_name = obj["metadata"]["name"] if obj["kind"] == "ClusterRole" else None
     return planned(spoke, obj, gated, ignore_changes=_ignored(obj),
                    guards=guards_of.get(role_name, ()) if role_name else ())
