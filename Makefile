@@ -34,7 +34,7 @@ export PULUMI_PARALLEL_DIFF ?= true
 TOOLS_ENV = PATH="$(PULUMI_BIN):$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain test-tools lab-up lab-down lab-status lab-dump demo demo-destroy review fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor
+.PHONY: venv toolchain test-tools lab-up lab-down lab-status lab-dump demo demo-destroy review apply fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,14 @@ demo-destroy: venv $(PULUMI_TOOLS)
 STACK ?= demo
 review: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m review --stack $(STACK)
+
+# Apply exactly what a review showed: a fresh preview's steps are held against the
+# review's report.json (REVIEWED) and `pulumi up` runs only when they are the same
+# (review/README.md, "The reviewed change lands").
+REVIEWED ?= .review/$(STACK)/report.json
+apply: venv $(PULUMI_TOOLS)
+	$(TOOLS_ENV) $(PY) -m review.verify --stack $(STACK) --reviewed $(REVIEWED)
+	$(PULUMI) up --yes --skip-preview --non-interactive --stack $(STACK)
 
 # The fleet-wide view, from the stacks' outputs: per stack and spoke the ring, resolution,
 # versions, ready and last update (runner/README.md). STACKS is a name pattern.

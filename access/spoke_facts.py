@@ -1,6 +1,7 @@
 """Reads the few live facts a plan needs from a spoke (which install namespaces
-exist, whether this product created them, and which Knative version it runs there),
-with the credential the access provider just issued. A token lives only in memory; a
+exist, whether this product created them, which Knative version it runs there, which
+stack's record its anchors carry, and whether the Knative Operator still has a CR
+there), with the credential the access provider just issued. A token lives only in memory; a
 client certificate and key only in a private temp dir while the client is open."""
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ import base64
 import contextlib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, VERSION_LABEL
+from core.names import CR_NAME, KIND, MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE, VERSION_LABEL
+from knative.manifests import anchor_name
 
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files
@@ -57,6 +59,55 @@ class SpokeFacts:
     # The RBAC rules the spoke says this identity holds (SelfSubjectRulesReview, in each
     # install namespace); None when the spoke cannot say all of them (another authorizer).
     rules: list[dict] | None = None
+    # "namespace/name" of each install anchor present -> its annotations (the owner record).
+    anchors: dict[str, dict[str, str]] = field(default_factory=dict)
+    # "Kind namespace/name" of every KnativeServing and KnativeEventing on the spoke.
+    operator_crs: tuple[str, ...] = ()
+    # Reads the identity was refused ("list knativeservings.operator.knative.dev"): the
+    # facts above cannot say what they would have.
+    unreadable: tuple[str, ...] = ()
+
+
+# The Knative Operator's CRs, listed across namespaces (OPERATOR_READS in fleet.rights).
+OPERATOR_GROUP_VERSION = "operator.knative.dev/v1beta1"
+OPERATOR_PLURALS = {"KnativeServing": "knativeservings", "KnativeEventing": "knativeeventings"}
+
+
+def anchor_names() -> dict[str, str]:
+    """{install namespace: the name of the install's anchor ConfigMap there}."""
+    return {NAMESPACE[c]: anchor_name(KIND[c], CR_NAME[c]) for c in NAMESPACE}
+
+
+def read_anchor(api: client.ApiClient, namespace: str, name: str) -> dict[str, str] | None:
+    """The anchor's annotations, or None when there is no anchor."""
+    try:
+        cm = get_json(api, f"/api/v1/namespaces/{namespace}/configmaps/{name}")
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return dict((cm.get("metadata") or {}).get("annotations") or {})
+
+
+def operator_crs(api: client.ApiClient) -> tuple[str, ...]:
+    """Every KnativeServing and KnativeEventing on the spoke; none when the operator's
+    CRDs are absent (the list answers 404)."""
+    found = []
+    for kind, plural in OPERATOR_PLURALS.items():
+        try:
+            items = get_json(api, f"/apis/{OPERATOR_GROUP_VERSION}/{plural}").get("items") or []
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        for item in items:
+            meta = item.get("metadata") or {}
+            found.append(f"{kind} {meta.get('namespace', '')}/{meta.get('name', '')}")
+    return tuple(sorted(found))
+
+
+def _refused(exc: ApiException) -> bool:
+    return exc.status in (401, 403)
 
 
 RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
@@ -95,10 +146,14 @@ def installed_version(api: client.ApiClient, namespace: str) -> str | None:
 def read_spoke_facts(
     conn: SpokeConnection, credential: PluginCredential, names: Iterable[str]
 ) -> SpokeFacts:
-    """Which of the install namespaces `names` exist, what runs in them, and what this
-    identity may do there."""
+    """Which of the install namespaces `names` exist, what runs in them, whose record
+    their anchors carry, whether the Knative Operator has a CR on the spoke, and what
+    this identity may do there. A read the identity is refused is named in `unreadable`
+    (the planner refuses the spoke), not raised."""
     names = list(names)
     facts = SpokeFacts(namespaces={}, installed={})
+    unreadable: list[str] = []
+    anchors = anchor_names()
     with spoke_api_client(conn, credential) as api:
         facts.rules = granted_rules(api, names)
         for name in names:
@@ -112,4 +167,22 @@ def read_spoke_facts(
             version = installed_version(api, name)
             if version:
                 facts.installed[name] = version
+            if name in anchors:
+                try:
+                    annotations = read_anchor(api, name, anchors[name])
+                except ApiException as exc:
+                    if not _refused(exc):
+                        raise
+                    unreadable.append(f"get configmaps in {name}")
+                else:
+                    if annotations is not None:
+                        facts.anchors[f"{name}/{anchors[name]}"] = annotations
+        try:
+            facts.operator_crs = operator_crs(api)
+        except ApiException as exc:
+            if not _refused(exc):
+                raise
+            unreadable.append("list " + ", ".join(
+                f"{p}.{OPERATOR_GROUP_VERSION.split('/')[0]}" for p in OPERATOR_PLURALS.values()))
+    facts.unreadable = tuple(unreadable)
     return facts

@@ -11,15 +11,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
+from components.owner_guard import SpokeOwnerGuard
 from components.release_object import ReleaseObject
 from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
 from knative import manifests
 from knative.plan import Stage
 
+TYPE = "knative-fleet:index:Spoke"
+
 
 class Spoke(pulumi.ComponentResource):
-    """Knative on one spoke: its provider, the aggregated-role guards, and each
-    component's stages."""
+    """Knative on one spoke: its provider, the aggregated-role guards, each component's
+    stages, and last the owner guard."""
 
     deployments: list[pulumi.Resource]
     registered: list[pulumi.Resource]
@@ -36,7 +39,7 @@ class Spoke(pulumi.ComponentResource):
     ) -> None:
         """`after`: what every resource of the spoke waits for (the fleet membership and,
         in a rollout, the gate of the wave before)."""
-        super().__init__("knative-fleet:index:Spoke", name, None, opts)
+        super().__init__(TYPE, name, None, opts)
         after = list(after or [])
         self.provider = k8s.Provider(
             name,
@@ -57,6 +60,7 @@ class Spoke(pulumi.ComponentResource):
         roots = self._guard_aggregated_roles(name, install, after)
         for component in install.components:
             self._install(component, roots)
+        self._guard_owner(name, install, opts)
         self.ready = (
             pulumi.Output.all(*[d.id for d in self.deployments]).apply(lambda _: True)
             if self.deployments else pulumi.Output.from_input(True)
@@ -80,12 +84,14 @@ class Spoke(pulumi.ComponentResource):
         before them wait for, so every root object is deleted before the sweep."""
         self._aggregated: dict[str, pulumi.Resource] = {}
         self._guards: dict[str, pulumi.Resource] = {}
+        self._sweep: list[pulumi.Resource] = []
         if install.sweep_name is None:
             return after
         roots: list[pulumi.Resource] = [AggregatedRoleSweep(
             install.sweep_name, spoke=spoke, roles=list(install.sweep_roles),
             connection=install.connection, plugin_timeout_s=install.plugin_timeout_s,
             opts=pulumi.ResourceOptions(parent=self, depends_on=after))]
+        self._sweep = roots
         for guard in install.guards:
             role = guard.role.object_name
             self._aggregated[role] = res = self._register(guard.role, guard.role.body, roots)
@@ -94,6 +100,25 @@ class Spoke(pulumi.ComponentResource):
                 plugin_timeout_s=install.plugin_timeout_s,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[res]))
         return roots
+
+    def _guard_owner(self, spoke: str, install: SpokeInstall,
+                     opts: pulumi.ResourceOptions | None) -> None:
+        """The owner guard (components.owner_guard), depending on every resource of the
+        spoke so that Pulumi deletes it first, and nothing of the spoke while its delete
+        fails. Not in `registered`: a wave gate does not wait for it. Its refusal names
+        this component's URN, built from plain strings: `self.urn` as an input would make
+        the guard depend on the component, so on every child, itself included."""
+        guard = install.owner_guard
+        if guard is None:
+            return
+        top_level = opts is None or opts.parent is None
+        everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered]
+        SpokeOwnerGuard(
+            guard.name, spoke=spoke, owner=guard.owner, anchors=list(guard.anchors),
+            spoke_urn=pulumi.create_urn(spoke, TYPE) if top_level else None,
+            connection=install.connection,
+            plugin_timeout_s=install.plugin_timeout_s,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=everything))
 
     def _install(self, component: ComponentInstall, roots: list[pulumi.Resource]) -> None:
         """The stages in order, each object depending on the resources of the stages its

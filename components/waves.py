@@ -39,7 +39,9 @@ class Registered:
 
     def wave_output(self, step: WaveStep) -> dict[str, object]:
         out: dict[str, object] = {"spokes": list(step.spokes)}
-        if not step.started:
+        if step.waiting_approval:
+            out["status"] = "WaitingForApproval"
+        elif not step.started:
             out["status"] = "NotStarted"
         elif step.stops_rollout:
             out["status"] = "Stopped"

@@ -3,13 +3,14 @@
 A spoke belongs to the first wave whose selector matches its ClusterProfile's
 labels; a wave without a selector takes every spoke left and must be the last. A
 wave starts only when every spoke of the wave before it is healthy (every
-Deployment of the install Available) within that wave's `timeout`.
+Deployment of the install Available) within that wave's `timeout`, and, for a wave
+with `approval: Required`, only in a run a person approved (KNATIVE_FLEET_APPROVE).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -43,6 +44,8 @@ class Wave(Strict):
     timeout: str = DEFAULT_WAVE_TIMEOUT
     max_failures: Annotated[int, Field(ge=0)] = Field(0, alias="maxFailures")
     max_parallel: Annotated[int, Field(ge=1)] | None = Field(None, alias="maxParallel")
+    # `Required`: the run stops before this wave unless KNATIVE_FLEET_APPROVE names it.
+    approval: Literal["Required", "None"] = "None"
 
     @field_validator("timeout")
     @classmethod

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from config.fleet import FleetConfig
+import yaml
+
+from config.fleet import CONFIG_NAMESPACE, FleetConfig
 
 
 def stack_config_keys() -> dict[str, bool]:
@@ -32,3 +35,21 @@ def read_stack_config(get: Callable[[str], str | None]) -> dict[str, Any]:
                 pass
         raw[key] = value
     return raw
+
+
+def stack_file_values(path: Path) -> dict[str, Any]:
+    """{key: value} of a stack file's `config:` (or of a file holding the keys alone)."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return doc.get("config", doc)
+
+
+def values_getter(values: dict[str, Any]) -> Callable[[str], str | None]:
+    """A `get(key)` over `knative-fleet:*` values read without Pulumi, answering as
+    `pulumi.Config.get` does: structured values as JSON text; a `secure` value as
+    absent (no key the fleet reads is a secret)."""
+    def get(key: str) -> str | None:
+        value = values.get(f"{CONFIG_NAMESPACE}:{key}")
+        if value is None or isinstance(value, dict) and "secure" in value:
+            return None
+        return value if isinstance(value, str) else json.dumps(value)
+    return get

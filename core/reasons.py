@@ -26,6 +26,10 @@ class Reason(enum.StrEnum):
     SPOKE_DESELECTED = "SpokeDeselected"
     # Not an operator reason: the spoke's identity lacks a right the install needs.
     SPOKE_ACCESS_DENIED = "SpokeAccessDenied"
+    # Not an operator reason: another stack's owner record is on the spoke.
+    SPOKE_OWNED_BY_ANOTHER_STACK = "SpokeOwnedByAnotherStack"
+    # Not an operator reason: the Knative Operator still reconciles a CR on the spoke.
+    KNATIVE_OPERATOR_ACTIVE = "KnativeOperatorActive"
 
 
 REMEDIATION: dict[Reason, str] = {
@@ -76,5 +80,16 @@ REMEDIATION: dict[Reason, str] = {
         "add the rule the message names to the ClusterRole bound to the spoke's identity; "
         "`python -m fleet rights --stack <stack>` prints the whole role this stack needs, "
         "with its binding (README 'Using it on your own fleet')"
+    ),
+    Reason.SPOKE_OWNED_BY_ANOTHER_STACK: (
+        "a spoke has one owner. To move it to this stack, hand it over from the stack the "
+        "message names: `python -m fleet hand-over --spoke <spoke> --from-stack <owner> "
+        "--to-stack <this stack>` (README 'Moving a spoke between stacks'), then move it "
+        "in the stacks' config; otherwise take the spoke out of this stack's selection"
+    ),
+    Reason.KNATIVE_OPERATOR_ACTIVE: (
+        "the Knative Operator manages Knative on this spoke; take it over as README "
+        "'Taking over a spoke the Knative Operator runs' says (stop the operator, release "
+        "each CR the message names without its uninstall), then run again"
     ),
 }

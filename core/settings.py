@@ -93,6 +93,14 @@ class Settings(BaseSettings):
         description="The Pulumi CLI and Kubernetes provider the lab's stacks run on: "
                     "`patched`, the toolchain's own; `released`, exactly as released "
                     "(built with the tests' tools).")
+    approve: str = Field(
+        default="",
+        description="Wave names, comma-separated: the waves with `approval: Required` "
+                    "this run may start.")
+
+    @property
+    def approved_waves(self) -> frozenset[str]:
+        return frozenset(w.strip() for w in self.approve.split(",") if w.strip())
 
     @classmethod
     def settings_customise_sources(
@@ -118,6 +126,8 @@ def allowed(field: str) -> str:
         return ", ".join(repr(value) for value in get_args(annotation))
     if annotation is bool:
         return BOOL_VALUES
+    if annotation is str:
+        return "text"
     return "a path"
 
 

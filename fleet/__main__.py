@@ -1,9 +1,13 @@
 """`python -m fleet rights --stack NAME`: the RBAC this stack's identities need, as YAML
 ready to `kubectl apply`: the spoke ClusterRole and its binding (apply on every spoke),
 then the hub Role and its binding in each inventory namespace (apply on the hub).
-
 The stack's config is read with `pulumi config --json` (or from a stack file with
 `--config FILE`); nothing is read from the hub or a spoke.
+
+`python -m fleet hand-over --spoke NAME --from-stack A --to-stack B`: moves a spoke
+from stack A to stack B with no object deleted or re-created (fleet.hand_over): A's
+state forgets it (a backup kept), then the spoke's owner record names B. Run it in the
+project directory, logged in to the stacks' backend.
 """
 
 from __future__ import annotations
@@ -17,13 +21,15 @@ from typing import Any
 
 import yaml
 
-from config.fleet import CONFIG_NAMESPACE, parse_fleet_config
-from config.stack_config import read_stack_config
+from config.fleet import parse_fleet_config
+from config.stack_config import read_stack_config, stack_file_values, values_getter
 from core.errors import FleetError
 from fleet.access_roles import HUB_ROLE, SPOKE_ROLE, hub_documents, spoke_documents, subject
 
 DEFAULT_SPOKE_SUBJECT = "ServiceAccount:kube-system/knative-fleet-spoke"
 DEFAULT_HUB_SUBJECT = "User:knative-fleet"
+# Outside the project, so a state export is never committed with it.
+BACKUP_DIR = Path.home() / ".knative-fleet" / "backups"
 
 
 def stack_values(stack: str) -> dict[str, Any]:
@@ -37,19 +43,6 @@ def stack_values(stack: str) -> dict[str, Any]:
             for key, item in json.loads(proc.stdout).items()}
 
 
-def file_values(path: Path) -> dict[str, Any]:
-    """{key: value} of a stack file's `config:` (or of a file holding the keys alone)."""
-    doc = yaml.safe_load(path.read_text()) or {}
-    return doc.get("config", doc)
-
-
-def getter(values: dict[str, Any]) -> Any:
-    def get(key: str) -> str | None:
-        value = values.get(f"{CONFIG_NAMESPACE}:{key}")
-        if value is None or isinstance(value, dict) and "secure" in value:
-            return None
-        return value if isinstance(value, str) else json.dumps(value)
-    return get
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,10 +64,20 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"name of the spoke ClusterRole and binding (default {SPOKE_ROLE})")
     rights.add_argument("--hub-role", default=HUB_ROLE,
                         help=f"name of the hub Role and its bindings (default {HUB_ROLE})")
+    move = sub.add_parser("hand-over", help="move a spoke from one stack to another, "
+                                             "deleting nothing")
+    move.add_argument("--spoke", required=True, help="the spoke's name in the fleet")
+    move.add_argument("--from-stack", required=True, help="the stack that manages it now")
+    move.add_argument("--to-stack", required=True, help="the stack that takes it over")
+    move.add_argument("--backup-dir", type=Path, default=BACKUP_DIR,
+                      help="where the exported state of --from-stack is kept before the "
+                           f"change (default {BACKUP_DIR})")
     args = parser.parse_args(argv)
-    values = stack_values(args.stack) if args.stack else file_values(args.config)
+    if args.cmd == "hand-over":
+        return run_hand_over(args)
+    values = stack_values(args.stack) if args.stack else stack_file_values(args.config)
     try:
-        cfg = parse_fleet_config(read_stack_config(getter(values)))
+        cfg = parse_fleet_config(read_stack_config(values_getter(values)))
         docs = []
         if args.only != "hub":
             docs += spoke_documents(cfg, subject(args.spoke_subject), args.spoke_role)
@@ -84,6 +87,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
+    return 0
+
+
+def run_hand_over(args: argparse.Namespace) -> int:
+    from fleet.hand_over import HandOverRefused, hand_over
+
+    try:
+        cfg = parse_fleet_config(read_stack_config(values_getter(stack_values(args.from_stack))))
+        moved = hand_over(args.spoke, args.from_stack, args.to_stack, cfg, args.backup_dir)
+    except (HandOverRefused, FleetError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"spoke {args.spoke!r} is stack {args.to_stack}'s now. Next: take it out of "
+          f"{args.from_stack}'s config and put it in {args.to_stack}'s (if not done yet), "
+          f"then `pulumi up --stack {args.to_stack}` adopts every object in place"
+          + (f"; the state before is in {moved.backup}" if moved.backup else ""))
     return 0
 
 

@@ -76,6 +76,17 @@ class AggregatedRoleGuard:
 
 
 @dataclass(frozen=True, slots=True)
+class OwnerGuard:
+    """The check registered after everything of a spoke (components.owner_guard says
+    why): deleted first, it stops the install's delete while another stack's owner
+    record is on its anchors."""
+
+    name: str
+    owner: str  # this stack's identity (config.stack_owner)
+    anchors: tuple[str, ...]  # "namespace/name" of each component's anchor ConfigMap
+
+
+@dataclass(frozen=True, slots=True)
 class SpokeInstall:
     """Everything registered on one reached spoke."""
 
@@ -89,6 +100,7 @@ class SpokeInstall:
     components: tuple[ComponentInstall, ...]
     deployments: tuple[str, ...]  # "namespace/name" of the Deployments a wave gate awaits
     gated: bool  # a wave gate, not the provider, waits for the Deployments
+    owner_guard: OwnerGuard | None = None  # None: the plan has no owner to record
 
 
 @dataclass(frozen=True)
@@ -139,6 +151,8 @@ class WaveStep:
     started: bool
     unreachable: dict[str, str]  # spoke -> why it is not reached
     batches: tuple[BatchStep, ...]
+    # Not started because it needs a person's approval this run was not given.
+    waiting_approval: bool = False
 
     @property
     def stops_rollout(self) -> bool:

@@ -16,6 +16,7 @@ from fleet.spokes import plan_spokes
 from fleet.waves import run_failure, wave_steps
 from rollout.waves import assign_waves
 from targeting.deselected import membership_record
+from targeting.referenced import referenced_profiles
 from targeting.selection import Profile, select_spokes
 
 
@@ -25,29 +26,35 @@ class InventoryUnavailable(SelectionError):
 
 
 def list_profiles(cfg: FleetConfig, inventory: Inventory) -> list[Profile]:
-    """The ClusterProfiles groups select from, and (for waves) the explicit entries'
-    labels; nothing is listed for a stack of explicit entries without waves."""
+    """The ClusterProfiles groups select from, and the explicit entries' labels (their
+    waves, the one-cluster check). Without waves a namespace only the entries use that
+    cannot be listed fails none of the run: each of its spokes fails on its own."""
     namespaces = {g.namespace for g in cfg.groups}
     if cfg.rollout is not None:
         namespaces |= {e.cluster_profile_ref.namespace for e in cfg.fleet}
     try:
-        return [Profile.from_object(o) for ns in sorted(namespaces)
-                for o in inventory.cluster_profiles(ns)]
+        listed = [Profile.from_object(o) for ns in sorted(namespaces)
+                  for o in inventory.cluster_profiles(ns)]
+        return listed + referenced_profiles(cfg, inventory, namespaces)
     except ProfileError as exc:
         raise InventoryUnavailable(
             f"cannot select the fleet's spokes: {exc}. Nothing was changed. "
             f"Fix: {REMEDIATION[exc.reason]}") from None
 
 
-def plan_fleet(cfg: FleetConfig, inventory: Inventory) -> FleetPlan:
+def plan_fleet(cfg: FleetConfig, inventory: Inventory, owner: str | None = None, *,
+               approved: frozenset[str] = frozenset()) -> FleetPlan:
     """The whole run as plain data; raises SelectionError (a ConfigError) when the
-    spokes cannot be selected or ordered, before anything is registered."""
+    spokes cannot be selected or ordered, before anything is registered. `owner` is the
+    stack's identity (config.stack_owner), computed by the caller: every install records
+    it, and a spoke another owner's record is on is refused. `approved`: the waves that
+    need approval this run may start (KNATIVE_FLEET_APPROVE)."""
     profiles = list_profiles(cfg, inventory)
     selected = select_spokes(cfg, profiles)
     membership = membership_record(selected, cfg.groups, profiles)
     waves = assign_waves(cfg, selected)
-    spokes = plan_spokes(cfg, selected, waves, inventory)
-    steps = wave_steps(waves, spokes)
+    spokes = plan_spokes(cfg, selected, waves, inventory, owner)
+    steps = wave_steps(waves, spokes, approved)
     return FleetPlan(ring=cfg.ring, shows_waves=cfg.rollout is not None,
                      membership=membership, waves=steps, spokes=spokes,
                      failure=run_failure(spokes, steps))

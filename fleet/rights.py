@@ -31,6 +31,14 @@ AWAITED: tuple[tuple[str, str], ...] = (
     ("", "persistentvolumeclaims"), ("apps", "replicasets"),
     ("discovery.k8s.io", "endpointslices"),
 )
+# What the planner's pre-checks read besides the install's own kinds: the Knative
+# Operator's CRs across namespaces (a spoke it still runs is refused) and the install
+# anchors, whose annotation names the stack that owns the spoke.
+PRE_CHECK_READS: tuple[tuple[str, str, str], ...] = (
+    ("operator.knative.dev", "knativeservings", "list"),
+    ("operator.knative.dev", "knativeeventings", "list"),
+    ("", "configmaps", "get"),
+)
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ESCALATION = ((RBAC_GROUP, "clusterroles"), (RBAC_GROUP, "roles"))
 ESCALATION_VERBS = ("bind", "escalate")
@@ -85,13 +93,14 @@ def crd_plurals(plans: Iterable[InstallPlan]) -> dict[tuple[str, str], str]:
 
 def required_rights(plans: Iterable[InstallPlan]) -> set[Right]:
     """Every right the spoke identity needs to install, update, check and remove the
-    plans' objects."""
+    plans' objects, and to make the planner's pre-checks."""
     plans = list(plans)
     plurals = crd_plurals(plans)
     resources = {(api_group(o), plurals.get((api_group(o), o["kind"])) or plural(o["kind"]))
                  for p in plans for s in p.stages for o in s.objects}
     rights = {Right(g, r, v) for g, r in resources for v in MANAGED_VERBS}
     rights |= {Right(g, r, v) for g, r in AWAITED for v in READ_VERBS}
+    rights |= {Right(g, r, v) for g, r, v in PRE_CHECK_READS}
     rights |= {Right(g, r, v) for g, r in ESCALATION for v in ESCALATION_VERBS}
     return rights
 

@@ -1,21 +1,25 @@
 """One selected spoke into its SpokePlan: reach it through the inventory, plan each
-component from the facts read there, and give every object its options. Any failure is
-kept in the plan as the spoke's ResolutionError (reason and fix), never raised, so the
-rest of the fleet converges."""
+component from the facts read there, check that this stack may install there (the
+identity's rights, no Knative Operator CR, no other stack's owner record), and give
+every object its options. Any failure is kept in the plan as the spoke's
+ResolutionError (reason and fix), never raised, so the rest of the fleet converges."""
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from access import Reason, ResolutionError, ResolvedSpoke, to_kubeconfig
+from access import Reason, ResolutionError, ResolvedSpoke, SpokeFacts, to_kubeconfig
 from access.inventory import Inventory
+from access.owner_records import stack_of
 from access.spoke_client import connection_props
 from config.fleet import FleetConfig
 from core.errors import ReleaseError, TransformError
 from fleet.objects import aggregated_role_guards, component_install, guards_of
-from fleet.plan import SpokeInstall, SpokePlan
+from fleet.plan import OwnerGuard, SpokeInstall, SpokePlan
 from fleet.rights import Right, missing_rights, policy_rules, required_rights
+from knative import manifests
 from knative import plan as planning
 from knative.plan import Stage
 from rollout.waves import WavePlan
@@ -38,8 +42,59 @@ class _Reached:
     plans: list[planning.InstallPlan]
 
 
-def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig,
-                    inventory: Inventory) -> _Reached | ResolutionError:
+def owner_refusal(spoke: str, facts: SpokeFacts, owner: str | None) -> ResolutionError | None:
+    """SpokeOwnedByAnotherStack when an anchor on the spoke records another owner than
+    `owner`. An anchor without a record (installed before the record existed, or by the
+    Knative Operator) is claimed by the stack that installs; None: no owner to check."""
+    if owner is None:
+        return None
+    others = {anchor: annotations[manifests.OWNER_ANNOTATION]
+              for anchor, annotations in sorted(facts.anchors.items())
+              if annotations.get(manifests.OWNER_ANNOTATION) not in (None, owner)}
+    if not others:
+        return None
+    holder = sorted(set(others.values()))
+    where = ", ".join(f"ConfigMap {a}" for a in others)
+    names = " and ".join(repr(h) for h in holder)
+    return ResolutionError(spoke, Reason.SPOKE_OWNED_BY_ANOTHER_STACK, (
+        f"stack {names} manages this spoke (annotation {manifests.OWNER_ANNOTATION} on "
+        f"{where}); this stack is {owner!r}; nothing on the spoke was changed. To move it "
+        f"here: python -m fleet hand-over --spoke {spoke} --from-stack "
+        f"{stack_of(holder[0])} --to-stack {stack_of(owner)}"))
+
+
+def operator_refusal(spoke: str, facts: SpokeFacts) -> ResolutionError | None:
+    """KnativeOperatorActive while a KnativeServing or KnativeEventing is on the spoke:
+    the operator would revert every apply, and uninstall on the CR's deletion."""
+    if not facts.operator_crs:
+        return None
+    return ResolutionError(spoke, Reason.KNATIVE_OPERATOR_ACTIVE, (
+        f"the Knative Operator's {', '.join(facts.operator_crs)} "
+        f"{'is' if len(facts.operator_crs) == 1 else 'are'} on the spoke, so two "
+        f"controllers would manage one install; nothing on the spoke was changed"))
+
+
+def unreadable_refusal(spoke: str, facts: SpokeFacts) -> ResolutionError | None:
+    """SpokeAccessDenied when a pre-check's read was refused (an authorizer the rules
+    review cannot speak for): whether the spoke may be installed is unknown."""
+    if not facts.unreadable:
+        return None
+    return ResolutionError(spoke, Reason.SPOKE_ACCESS_DENIED, (
+        f"its identity may not {'; '.join(facts.unreadable)}, which the checks before an "
+        f"install need; nothing on the spoke was changed"))
+
+
+def claimed(plans: list[planning.InstallPlan], owner: str | None
+            ) -> list[planning.InstallPlan]:
+    """The plans with `owner` recorded on each anchor."""
+    if owner is None:
+        return plans
+    return [dataclasses.replace(p, anchor=manifests.with_owner_record(p.anchor, owner))
+            for p in plans]
+
+
+def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig, inventory: Inventory,
+                    owner: str | None = None) -> _Reached | ResolutionError:
     entry = spoke.entry
     ref = entry.cluster_profile_ref
     try:
@@ -59,7 +114,11 @@ def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig,
         if missing:
             return ResolutionError(entry.name, Reason.SPOKE_ACCESS_DENIED,
                                    access_denied_message(missing))
-    return _Reached(resolved, plans)
+    refusal = (unreadable_refusal(entry.name, facts) or operator_refusal(entry.name, facts)
+               or owner_refusal(entry.name, facts, owner))
+    if refusal is not None:
+        return refusal
+    return _Reached(resolved, claimed(plans, owner))
 
 
 def access_denied_message(missing: list[Right], shown: int = 6) -> str:
@@ -74,8 +133,18 @@ def access_denied_message(missing: list[Right], shown: int = 6) -> str:
             f"the spoke was changed. Add to its ClusterRole: {rules}")
 
 
+def owner_guard(name: str, plans: list[planning.InstallPlan],
+                owner: str | None) -> OwnerGuard | None:
+    """The spoke's owner guard: the anchors whose record its delete reads."""
+    if owner is None:
+        return None
+    anchors = tuple(sorted(f"{p.anchor['metadata']['namespace']}/{p.anchor['metadata']['name']}"
+                           for p in plans))
+    return OwnerGuard(name=f"{name}:owner-record", owner=owner, anchors=anchors)
+
+
 def _install(name: str, reached: _Reached, identifier: str, gated: bool,
-             plugin_timeout_s: float) -> SpokeInstall:
+             plugin_timeout_s: float, owner: str | None = None) -> SpokeInstall:
     plans = reached.plans
     feeders, guards = aggregated_role_guards(name, plans, gated)
     waits = guards_of(feeders, guards)
@@ -94,11 +163,12 @@ def _install(name: str, reached: _Reached, identifier: str, gated: bool,
             for p in plans for s in p.stages if s.name is Stage.DEPLOYMENTS
             for o in s.objects)),
         gated=gated,
+        owner_guard=owner_guard(name, plans, owner),
     )
 
 
 def _spoke_plan(spoke: SelectedSpoke, wave: WavePlan, outcome: _Reached | ResolutionError,
-               plugin_timeout_s: float) -> SpokePlan:
+               plugin_timeout_s: float, owner: str | None = None) -> SpokePlan:
     entry = spoke.entry
     ref = entry.cluster_profile_ref
     common = {"name": entry.name, "cluster_profile": f"{ref.namespace}/{ref.name}",
@@ -111,19 +181,22 @@ def _spoke_plan(spoke: SelectedSpoke, wave: WavePlan, outcome: _Reached | Resolu
         connection=outcome.resolved.connection,
         server_version=outcome.resolved.server_version,
         versions={p.component: p.version for p in outcome.plans},
-        install=_install(entry.name, outcome, identifier, wave.gated, plugin_timeout_s),
+        install=_install(entry.name, outcome, identifier, wave.gated, plugin_timeout_s,
+                         owner),
     )
 
 
 def plan_spokes(cfg: FleetConfig, selected: list[SelectedSpoke], waves: list[WavePlan],
-                inventory: Inventory) -> dict[str, SpokePlan]:
-    """Every selected spoke, reached side by side, in selection order."""
+                inventory: Inventory, owner: str | None = None) -> dict[str, SpokePlan]:
+    """Every selected spoke, reached side by side, in selection order. `owner`: this
+    stack's identity (config.stack_owner), recorded on every install and checked against
+    the spoke's record; None records and checks nothing."""
     inventory.open()
     if not selected:
         return {}
     wave_of = {s.entry.name: w for w in waves for s in w.spokes}
     with ThreadPoolExecutor(max_workers=min(16, len(selected))) as pool:
-        outcomes = list(pool.map(lambda s: _reach_and_plan(s, cfg, inventory), selected))
+        outcomes = list(pool.map(lambda s: _reach_and_plan(s, cfg, inventory, owner), selected))
     return {s.entry.name: _spoke_plan(s, wave_of[s.entry.name], outcome,
-                                      cfg.plugin_timeout_seconds)
+                                      cfg.plugin_timeout_seconds, owner)
             for s, outcome in zip(selected, outcomes, strict=True)}

@@ -11,9 +11,11 @@ from fleet.plan import BatchStep, SpokePlan, WaveStep
 from rollout.waves import WavePlan
 
 
-def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan]) -> tuple[WaveStep, ...]:
+def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan],
+               approved: frozenset[str] = frozenset()) -> tuple[WaveStep, ...]:
     """A wave with more unreachable spokes than it allows still updates its reachable
-    spokes, and the waves after it do not start."""
+    spokes, and the waves after it do not start. A wave that needs approval and is not
+    in `approved` does not start, nor do the waves after it."""
     steps: list[WaveStep] = []
     stopped = False
     for i, wave in enumerate(waves):
@@ -24,6 +26,11 @@ def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan]) -> tuple[
                   "later": tuple(w.name for w in waves[i + 1:])}
         if stopped:
             steps.append(WaveStep(**common, started=False, unreachable={}, batches=()))
+            continue
+        if wave.approval_required and wave.name not in approved:
+            steps.append(WaveStep(**common, started=False, unreachable={}, batches=(),
+                                  waiting_approval=True))
+            stopped = True
             continue
         unreachable = {n: str(spokes[n].error) for n in names if spokes[n].error}
         step = WaveStep(**common, started=True, unreachable=unreachable, batches=())
@@ -69,4 +76,14 @@ def run_failure(spokes: Mapping[str, SpokePlan], waves: tuple[WaveStep, ...]) ->
             f"{', '.join(stop.unreachable)}. Later waves were not started "
             f"({', '.join(w.name for w in later) or 'none'}; spokes: {untouched}); "
             "their objects are as they were.")
+    waiting = next((w for w in waves if w.waiting_approval), None)
+    if waiting is not None:
+        later = [w for w in waves if not w.started and w is not waiting]
+        problems.append(
+            f"wave {waiting.name!r} waits for approval: it and the waves after it were not "
+            f"started ({', '.join([waiting.name, *(w.name for w in later)])}; spokes: "
+            f"{', '.join(n for w in [waiting, *later] for n in w.spokes) or 'none'}); their "
+            f"objects are as they were. To approve, run again with "
+            f"KNATIVE_FLEET_APPROVE={waiting.name} (or python -m runner up --approve "
+            f"{waiting.name}).")
     return " ".join(problems) or None

@@ -61,6 +61,10 @@ CLUSTER_SCOPED_KINDS = frozenset({
 # next to the Istio gateway pods it selects, in istio-system.
 PINNED_OBJECTS = frozenset({("Service", "knative-local-gateway")})
 
+# The stack that manages the install, on its anchor (config.stack_owner says what it is).
+OWNER_ANNOTATION = "knative-fleet.dev/owner"
+
+
 def anchor_name(kind: str, cr_name: str) -> str:
     """The operator's anchor name, e.g. knativeserving-knative-serving-root-owner."""
     return f"{kind.lower()}-{cr_name}-root-owner"
@@ -91,6 +95,13 @@ def anchor_configmap(kind: str, cr_name: str, namespace: str) -> dict:
             },
         },
     }
+
+
+def with_owner_record(anchor: dict, owner: str) -> dict:
+    """A copy of the anchor that records the stack managing the spoke."""
+    meta = anchor["metadata"]
+    return {**anchor, "metadata": {
+        **meta, "annotations": {**(meta.get("annotations") or {}), OWNER_ANNOTATION: owner}}}
 
 
 def owner_reference(anchor_name: str, uid: str) -> dict:

@@ -19,7 +19,7 @@ from typing import Any
 Segment = str | int
 # Keys Pulumi writes after a dot; any other key is written ["quoted"].
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
-_MISSING = object()
+MISSING = object()  # no value at a path (not None: a null is a value)
 SECRET = "[secret]"
 # Objects whose data values are never shown, whatever the engine's JSON holds.
 SECRET_KINDS = {"Secret"}
@@ -78,31 +78,31 @@ def format_path(segments: list[Segment]) -> str:
 
 
 def lookup(obj: Any, segments: list[Segment]) -> Any:
-    """The value at segments, or _MISSING."""
+    """The value at segments, or MISSING."""
     for s in segments:
         if isinstance(s, int) and isinstance(obj, list) and 0 <= s < len(obj):
             obj = obj[s]
         elif isinstance(s, str) and isinstance(obj, dict) and s in obj:
             obj = obj[s]
         else:
-            return _MISSING
+            return MISSING
     return obj
 
 
 def diff_values(segments: list[Segment], old: Any, new: Any, suffix: str = "") \
         -> list[FieldChange]:
-    """The leaves under segments where old and new differ (_MISSING: absent)."""
-    if old is _MISSING and new is _MISSING:
+    """The leaves under segments where old and new differ (MISSING: absent)."""
+    if old is MISSING and new is MISSING:
         return []
-    if old is _MISSING:
+    if old is MISSING:
         return [FieldChange(format_path(segments), "add" + suffix, new=new)]
-    if new is _MISSING:
+    if new is MISSING:
         return [FieldChange(format_path(segments), "delete" + suffix, old=old)]
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[FieldChange] = []
         for key in sorted(old.keys() | new.keys()):
-            out += diff_values([*segments, key], old.get(key, _MISSING),
-                               new.get(key, _MISSING), suffix)
+            out += diff_values([*segments, key], old.get(key, MISSING),
+                               new.get(key, MISSING), suffix)
         return out
     if isinstance(old, list) and isinstance(new, list):
         return _diff_lists(segments, old, new, suffix)
@@ -127,9 +127,9 @@ def _diff_lists(segments: list[Segment], old: list, new: list, suffix: str) \
         for k in range(paired):
             out += diff_values([*segments, j1 + k], old[i1 + k], new[j1 + k], suffix)
         for i in range(i1 + paired, i2):
-            out += diff_values([*segments, i], old[i], _MISSING, suffix)
+            out += diff_values([*segments, i], old[i], MISSING, suffix)
         for j in range(j1 + paired, j2):
-            out += diff_values([*segments, j], _MISSING, new[j], suffix)
+            out += diff_values([*segments, j], MISSING, new[j], suffix)
     return out
 
 
@@ -164,7 +164,7 @@ def object_diff(old_state: Mapping[str, Any] | None, new_state: Mapping[str, Any
     for segments, kind in _roots(detailed or {}):
         suffix = "-replace" if kind.endswith("-replace") else ""
         old = lookup(old_in, segments)
-        if old is _MISSING:
+        if old is MISSING:
             old = lookup(old_out, segments)
         found = diff_values(segments, old, lookup(new_in, segments), suffix)
         # A difference against the live object that the inputs do not show (drift).

@@ -32,6 +32,8 @@ class WavePlan:
     max_parallel: int | None
     # False for the implicit wave of a stack without `rollout`: nothing to gate.
     gated: bool = True
+    # `approval: Required`: the wave starts only in a run a person approved.
+    approval_required: bool = False
 
     def batches(self) -> list[tuple[SelectedSpoke, ...]]:
         ordered = sorted(self.spokes, key=lambda s: s.entry.name)
@@ -64,7 +66,8 @@ def assign_waves(cfg: FleetConfig, spokes: Iterable[SelectedSpoke]) -> list[Wave
             "a last wave without a selector (it takes every spoke left), or widen a wave's "
             "selector; see README 'Groups and waves'")
     return [WavePlan(w.name, i, tuple(members[i]), w.timeout_seconds, w.max_failures,
-                     w.max_parallel) for i, w in enumerate(waves)]
+                     w.max_parallel, approval_required=w.approval == "Required")
+            for i, w in enumerate(waves)]
 
 
 def wave_of(waves: Sequence[WavePlan]) -> dict[str, WavePlan]:

@@ -9,6 +9,8 @@ at once (at most `--parallel`), then ring 2's only if every stack of ring 1 succ
 runner/README.md.
 
     selection   which stacks: name pattern, ring, `--shard i/n`
+    stack_claims what each stack of the pattern selects (its file, the hub)
+    overlap     no spoke in two stacks: the shared spokes and the refusal
     plan        rings in order; when a failed ring stops the rollout
     worker      one stack, one operation, in its own process (Automation API)
     execution   a ring's stacks in parallel processes, at most N at once

@@ -4,21 +4,30 @@
     python -m runner up --stacks 'prod-*' --shard 2/4     this CI job's part of each ring
     python -m runner up --stacks 'prod-*' --ring 1        only ring 1 (a CI job per ring)
     python -m runner preview|destroy|refresh --stacks ... the same for the other operations
+    python -m runner up ... --approve WAVE --rollback-on-failure --reviewed DIR
+                                                          approval, rollback, the reviewed plan
+    python -m runner rollback --stacks ...                failed stacks back to their last
+                                                          successful config
     python -m runner status [--stacks PATTERN] [--json]   the fleet-wide view
+    python -m runner hand-over --spoke S --from-stack A --to-stack B
+                                                          move a spoke between shards
     python -m runner operator-stacks --stacks ... --repo URL
                                                           the stacks as Pulumi Kubernetes
                                                           Operator `Stack` objects (YAML)
 
 `refresh` is a drift check: a refresh preview, the state is not written. `up` and
 `destroy` stop at the first ring with a failed stack; `preview` and `refresh` report
-every ring. Exit code 0 when every stack succeeded (and, for refresh, none drifted), 1
-otherwise, 2 when the stacks cannot be chosen as asked. See runner/README.md.
+every ring. Before any stack runs, a run in which two stacks the pattern names (in any
+ring or shard) select one spoke is refused. Exit code 0 when every stack succeeded (and,
+for refresh, none drifted), 1 otherwise, 2 when the stacks cannot be chosen as asked or
+overlap. See runner/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -30,7 +39,16 @@ from pydantic import ValidationError
 
 from core.interrupts import restore_sigint
 from core.problems import problem_lines
-from runner import execution, operator_stacks, plan, selection, status, summary
+from runner import (
+    execution,
+    operator_stacks,
+    overlap,
+    plan,
+    selection,
+    stack_claims,
+    status,
+    summary,
+)
 from runner.progress import Board
 from runner.results import OPERATIONS
 
@@ -60,6 +78,18 @@ def parser() -> argparse.ArgumentParser:
                              f"{RUNS_DIR}/<timestamp>/ in the project directory)")
             cmd.add_argument("--progress-every", type=float, default=10.0, metavar="S",
                              help="at most one progress line per stack every S seconds")
+            if op in ("up", "preview"):
+                cmd.add_argument("--approve", action="append", metavar="WAVE", default=[],
+                                 help="start this wave, which needs approval (README, "
+                                 "'Groups and waves'); repeat for several")
+            if op == "up":
+                cmd.add_argument("--reviewed", type=Path, metavar="DIR",
+                                 help="update a stack only when a fresh preview plans the "
+                                 "steps of its review, DIR/<stack>/report.json (python -m "
+                                 "review --out DIR/<stack>); refuse it otherwise")
+                cmd.add_argument("--rollback-on-failure", action="store_true",
+                                 help="when a ring fails, return its failed stacks to the "
+                                 "config of their last successful update")
         cmd.add_argument("--ring", type=int, action="append", metavar="N",
                          help="only the stacks of ring N (repeat for several rings)")
         cmd.add_argument("--parallel", type=_positive, default=4, metavar="N",
@@ -68,6 +98,14 @@ def parser() -> argparse.ArgumentParser:
                          help="the Pulumi project (default: this repository)")
         cmd.add_argument("--json", action="store_true",
                          help="print JSON on stdout (progress goes to stderr)")
+    move = sub.add_parser("hand-over", help="move a spoke from one shard stack to another "
+                          "with no object deleted or re-created (shard rebalancing; "
+                          "python -m fleet hand-over)")
+    move.add_argument("--spoke", required=True, help="the spoke's name in the fleet")
+    move.add_argument("--from-stack", required=True, help="the stack that manages it now")
+    move.add_argument("--to-stack", required=True, help="the stack that takes it over")
+    move.add_argument("--project-dir", type=Path, default=REPO, metavar="DIR",
+                      help="the Pulumi project (default: this repository)")
     ops = sub.add_parser("operator-stacks", help="the chosen stacks as Pulumi Kubernetes "
                          "Operator Stack objects, ring N waiting for ring N-1 (YAML on stdout)")
     ops.add_argument("--stacks", default="*", metavar="PATTERN",
@@ -112,10 +150,23 @@ def new_run_dir(project_dir: Path) -> Path:
             run_dir = base.with_name(f"{base.name}-{n}")
 
 
+def refuse_overlaps(project_dir: Path, pattern: str, out: Callable[[str], Any]) -> None:
+    """Raises SelectionError (exit 2) when two stacks the pattern names, in any ring or
+    shard, select one spoke (runner.overlap); read-only, before any stack runs."""
+    read = stack_claims.read_selections(project_dir, selection.fleet(project_dir, pattern))
+    for note in read.notes:
+        out(f"overlap check: {note}")
+    found = overlap.overlaps(read.selections)
+    if found:
+        raise selection.SelectionError(overlap.refusal(found, read.selections))
+
+
 def run_operation(args: argparse.Namespace, out: Callable[[str], Any]) -> int:
     project_dir = args.project_dir.resolve()
     rings = set(args.ring) if args.ring else None
     stacks = selection.select(project_dir, args.stacks, args.shard, rings)
+    if stacks:
+        refuse_overlaps(project_dir, args.stacks, out)
     shard = f" (shard {args.shard})" if args.shard else ""
     ordered = plan.rings(stacks)
     if not stacks:
@@ -130,15 +181,31 @@ def run_operation(args: argparse.Namespace, out: Callable[[str], Any]) -> int:
     board = Board(out, every_s=args.progress_every,
                   width=max((len(s.name) for s in stacks), default=0))
 
+    approve = getattr(args, "approve", None)
+    if approve:  # the stacks' processes inherit it (docs/settings.md)
+        os.environ["KNATIVE_FLEET_APPROVE"] = ",".join(approve)
+    reviewed = getattr(args, "reviewed", None)
+
     def run_ring(ring: plan.Ring) -> dict:
         out(f"ring {ring.number}: {', '.join(ring.names)}")
         return execution.run_ring(ring, args.command, project_dir, log_dir, args.parallel,
-                                  board, out)
+                                  board, out, reviewed=reviewed.resolve() if reviewed else None)
 
     rollout = plan.run_rollout(args.command, ordered, run_ring)
     document = summary.to_json(rollout, str(log_dir))
+    rolled_back = None
+    if getattr(args, "rollback_on_failure", False) and rollout.failed:
+        ring = plan.Ring(rollout.stopped_at or 0, tuple(
+            s for r in ordered for s in r.stacks
+            if s.name in {f.stack for f in rollout.failed}))
+        out(f"rolling back the failed stacks of ring {ring.number}: {', '.join(ring.names)}")
+        rolled_back = execution.run_ring(ring, "rollback", project_dir, log_dir,
+                                         args.parallel, board, out)
+        document["rolledBack"] = {n: r.to_json() for n, r in rolled_back.items()}
     (log_dir / "summary.json").write_text(json.dumps(document, indent=2) + "\n")
     out(summary.render(rollout, str(log_dir)))
+    if rolled_back is not None:
+        out(summary.render_rollback(rolled_back))
     if args.json:
         print(json.dumps(document, indent=2))
     return summary.exit_code(rollout)
@@ -177,6 +244,17 @@ def run_operator_stacks(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_hand_over(args: argparse.Namespace) -> int:
+    """Shard rebalancing: the fleet's hand-over, from the project directory (README,
+    "Moving a spoke between stacks"). Move the spoke in the stacks' selections too, so
+    the overlap check and the next rollout agree."""
+    from fleet.__main__ import main as fleet_main
+
+    os.chdir(args.project_dir.resolve())
+    return fleet_main(["hand-over", "--spoke", args.spoke, "--from-stack", args.from_stack,
+                       "--to-stack", args.to_stack])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
 
@@ -188,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_status(args)
         if args.command == "operator-stacks":
             return run_operator_stacks(args)
+        if args.command == "hand-over":
+            return run_hand_over(args)
         return run_operation(args, out)
     except selection.SelectionError as exc:
         print(f"python -m runner: {exc}", file=sys.stderr)

@@ -30,7 +30,8 @@ def log_path(log_dir: Path, stack: str) -> Path:
 
 
 def run_ring(ring: Ring, operation: str, project_dir: Path, log_dir: Path, parallel: int,
-             board: Board, write: Callable[[str], Any] = print) -> dict[str, StackResult]:
+             board: Board, write: Callable[[str], Any] = print,
+             reviewed: Path | None = None) -> dict[str, StackResult]:
     """Runs every stack of the ring; returns each one's result. Raises
     `plan.Interrupted` (with the results so far) after a Ctrl-C."""
     ctx = multiprocessing.get_context("spawn")
@@ -44,7 +45,8 @@ def run_ring(ring: Ring, operation: str, project_dir: Path, log_dir: Path, paral
             while pending and not interrupted and len(running) < max(1, parallel):
                 stack = pending.pop(0)
                 job = worker.Job(stack.name, ring.number, operation, str(project_dir),
-                                 str(log_path(log_dir, stack.name)))
+                                 str(log_path(log_dir, stack.name)),
+                                 str(reviewed) if reviewed else None)
                 proc = ctx.Process(target=worker.main, args=(job, messages),
                                    name=f"runner-{stack.name}")
                 proc.start()

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Operation = Literal["preview", "up", "destroy", "refresh"]
-OPERATIONS: tuple[Operation, ...] = ("preview", "up", "destroy", "refresh")
+Operation = Literal["preview", "up", "destroy", "refresh", "rollback"]
+# `rollback`: a stack whose newest update failed goes back to the config of its newest
+# successful one (runner.rollback); it goes through every ring, like a preview.
+OPERATIONS: tuple[Operation, ...] = ("preview", "up", "destroy", "refresh", "rollback")
 # Operations that change spokes: a failed ring stops them. Previews and drift checks
 # change nothing, so they go on and report every ring.
 MUTATING: frozenset[str] = frozenset({"up", "destroy"})
@@ -57,6 +59,15 @@ class StackResult:
             n for op, n in self.changes.items() if op not in UNCHANGED_OPS)
 
     @property
+    def waiting_approval(self) -> bool:
+        """Stopped before a wave that needs a person's approval (README, "Groups and
+        waves"): applied up to there, and nothing failed."""
+        lines = _run_errors(self.error or "")
+        return self.status == FAILED and bool(lines) and all(
+            line.lstrip().startswith("wave '") and "waits for approval" in line
+            for line in lines)
+
+    @property
     def failed_spokes(self) -> list[str]:
         """Spokes that failed this stack, by name; empty for a stack that did not fail."""
         if self.status != FAILED:
@@ -70,7 +81,14 @@ class StackResult:
             "log": self.log, "error": self.error, "note": self.note,
             "changes": dict(sorted(self.changes.items())), "drifted": self.drifted,
             "spokes": sorted(self.spokes), "failedSpokes": self.failed_spokes,
+            "waitingApproval": self.waiting_approval,
         }
+
+
+def _run_errors(error: str) -> list[str]:
+    """The run-level error lines of a stack's error text (not the spokes' own)."""
+    return [line for line in error.splitlines()
+            if line.strip() and not line.lstrip().startswith("spoke ")]
 
 
 def not_run(stack: str, ring: int, operation: str, why: str) -> StackResult:

@@ -149,16 +149,22 @@ def shard_of(stacks: list[StackFile], shard: Shard | None) -> list[StackFile]:
     return sorted(chosen)
 
 
-def select(project_dir: Path, pattern: str, shard: Shard | None = None,
-           rings: set[int] | None = None) -> list[StackFile]:
-    """The run's stacks. A pattern that matches no stack file is an error (a typo must
-    not look like an empty, successful rollout); a ring or a shard with none of the
-    matching stacks is not: a CI job per ring, or a matrix with more jobs than a ring
-    has stacks, then has nothing to do."""
+def fleet(project_dir: Path, pattern: str) -> list[StackFile]:
+    """Every stack the pattern names, in every ring and every shard: what the run's
+    stacks are checked against (runner.overlap). A pattern that matches no stack file
+    is an error (a typo must not look like an empty, successful rollout)."""
     found = discover(project_dir)
     chosen = matching(found, pattern)
     if not chosen:
         known = ", ".join(s.name for s in found) or "none"
         raise SelectionError(f"no stack file in {stack_config_dir(project_dir)} matches "
                              f"{pattern!r}; stacks there: {known}")
-    return shard_of(in_rings(chosen, rings), shard)
+    return chosen
+
+
+def select(project_dir: Path, pattern: str, shard: Shard | None = None,
+           rings: set[int] | None = None) -> list[StackFile]:
+    """The run's stacks: the pattern's (see `fleet`). A ring or a shard with none of
+    the matching stacks is no error: a CI job per ring, or a matrix with more jobs than
+    a ring has stacks, then has nothing to do."""
+    return shard_of(in_rings(fleet(project_dir, pattern), rings), shard)

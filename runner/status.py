@@ -36,12 +36,13 @@ class SpokeStatus:
     ready: bool | None
     group: str | None = None
     wave: str | None = None
+    wave_status: str | None = None  # the `waves` output's status of its wave
 
     def to_json(self) -> dict[str, Any]:
         return {"spoke": self.spoke, "clusterProfile": self.cluster_profile,
                 "resolved": self.resolved, "reason": self.reason, "message": self.message,
                 "serving": self.serving, "eventing": self.eventing, "ready": self.ready,
-                "group": self.group, "wave": self.wave}
+                "group": self.group, "wave": self.wave, "waveStatus": self.wave_status}
 
 
 @dataclass
@@ -63,9 +64,12 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def spoke_status(name: str, out: Any) -> SpokeStatus:
-    """One spoke from the `spokes` output (README, "Outputs")."""
+def spoke_status(name: str, out: Any, waves: Any = None) -> SpokeStatus:
+    """One spoke from the `spokes` output (README, "Outputs"), and its wave's status
+    from the `waves` output."""
     out = out if isinstance(out, Mapping) else {}
+    waves = waves if isinstance(waves, Mapping) else {}
+    wave = waves.get(out.get("wave"))
     cond = out.get("targetClusterResolved")
     cond = cond if isinstance(cond, Mapping) else {}
     ready = out.get("ready")
@@ -74,7 +78,8 @@ def spoke_status(name: str, out: Any) -> SpokeStatus:
         resolved=_text(cond.get("status")), reason=_text(cond.get("reason")),
         message=_text(cond.get("message")), serving=_text(out.get("serving")),
         eventing=_text(out.get("eventing")), ready=ready if isinstance(ready, bool) else None,
-        group=_text(out.get("group")), wave=_text(out.get("wave")))
+        group=_text(out.get("group")), wave=_text(out.get("wave")),
+        wave_status=_text(wave.get("status")) if isinstance(wave, Mapping) else None)
 
 
 def stack_status(stack: StackFile, outputs: Mapping[str, Any] | None,
@@ -90,7 +95,7 @@ def stack_status(stack: StackFile, outputs: Mapping[str, Any] | None,
     return StackStatus(
         stack=stack.name, ring=ring if isinstance(ring, int) and ring >= 1 else stack.ring,
         last_update=dict(last_update) if last_update else None,
-        spokes=[spoke_status(n, spokes[n]) for n in sorted(spokes)])
+        spokes=[spoke_status(n, spokes[n], outputs.get("waves")) for n in sorted(spokes)])
 
 
 def update_json(summary: Any) -> dict[str, Any]:
@@ -156,8 +161,10 @@ def rows(statuses: list[StackStatus]) -> list[tuple[str, ...]]:
             out.append((st.stack, str(st.ring), "-", "-", "no spokes", "-", "-", "-", last))
         for sp in st.spokes if st.exists and not st.error else []:
             resolved = {"True": "yes", "False": "NO"}.get(sp.resolved or "", sp.resolved or "-")
+            ready = ("waiting for approval" if sp.wave_status == "WaitingForApproval"
+                     else _yes_no(sp.ready))
             out.append((st.stack, str(st.ring), sp.spoke, resolved, sp.reason or "-",
-                        sp.serving or "-", sp.eventing or "-", _yes_no(sp.ready), last))
+                        sp.serving or "-", sp.eventing or "-", ready, last))
     return out
 
 

@@ -13,11 +13,18 @@ from runner.progress import elapsed
 from runner.results import FAILED, NOT_RUN, StackResult
 
 OK, FAILED_EXIT = 0, 1
+# Every stack that did not succeed stopped before a wave waiting for approval.
+WAITING_APPROVAL_EXIT = 3
 _ERROR_LINES = 6
 
 
 def exit_code(rollout: Rollout) -> int:
-    return OK if rollout.ok else FAILED_EXIT
+    if rollout.ok:
+        return OK
+    if (rollout.failed and all(r.waiting_approval for r in rollout.failed)
+            and not rollout.interrupted):
+        return WAITING_APPROVAL_EXIT
+    return FAILED_EXIT
 
 
 def to_json(rollout: Rollout, log_dir: str | None = None) -> dict[str, Any]:
@@ -31,6 +38,7 @@ def to_json(rollout: Rollout, log_dir: str | None = None) -> dict[str, Any]:
                    "stacks": [rollout.results[n].to_json() for n in ring.names]}
                   for ring in rollout.rings],
         "failed": [r.stack for r in rollout.failed],
+        "waitingApproval": [r.stack for r in rollout.failed if r.waiting_approval],
         "failedSpokes": {r.stack: r.failed_spokes for r in rollout.failed},
         "succeeded": [r.stack for r in rollout.succeeded],
         "drifted": [r.stack for r in rollout.drifted],
@@ -82,10 +90,28 @@ def render(rollout: Rollout, log_dir: str | None = None) -> str:
         why = "interrupted" if rollout.interrupted else f"ring {rollout.stopped_at} failed"
         lines.append(f"Stopped at ring {rollout.stopped_at} ({why}); never touched: "
                      f"{', '.join(r.stack for r in untouched)}.")
+    waiting = [r.stack for r in failed if r.waiting_approval]
+    if waiting:
+        lines.append(f"Waiting for approval: {', '.join(waiting)} (run again with "
+                     "--approve WAVE once a person approved; README, 'Groups and waves').")
     if failed:
         spokes = sorted({s for r in failed for s in r.failed_spokes})
         lines.append(f"Failed stacks: {', '.join(r.stack for r in failed)}"
                      + (f"; failed spokes: {', '.join(spokes)}." if spokes else "."))
     if log_dir:
         lines.append(f"Logs: {log_dir}")
+    return "\n".join(lines)
+
+
+def render_rollback(results: dict[str, StackResult]) -> str:
+    """What `--rollback-on-failure` did, stack by stack."""
+    lines = ["Rollback of the failed ring:"]
+    for name in sorted(results):
+        r = results[name]
+        if r.status == FAILED:
+            lines += _failure(r)
+        else:
+            changes = ", ".join(f"{n} {op}" for op, n in sorted(r.changes.items()) if n)
+            lines.append(f"  rolled back  {name}: {r.note}"
+                         + (f"; {changes}" if changes else ""))
     return "\n".join(lines)

@@ -13,6 +13,7 @@ progress snapshots and, at the end, the `StackResult`, over a queue.
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -23,6 +24,7 @@ from typing import Any
 
 from runner.progress import Snapshot, StackProgress, error_text, resources_after
 from runner.results import FAILED, SUCCEEDED, StackResult, command_error_text
+from runner.rollback import RollbackRefused, last_good, stack_file, write_back
 
 SEND_EVERY_S = 0.5
 
@@ -34,6 +36,8 @@ class Job:
     operation: str
     project_dir: str
     log_path: str
+    # `up` only when a fresh preview plans the steps of this review (report.json).
+    reviewed: str | None = None
 
 
 Report = Callable[[Snapshot], None]
@@ -130,13 +134,19 @@ def run(job: Job, report: Report) -> StackResult:
         common = {"on_output": log.write, "on_error": log.write, "on_event": on_event,
                   "color": "never", "suppress_progress": True}
         try:
-            changes = _OPERATIONS[job.operation](stack, common)
+            if job.operation == "rollback":
+                changes, note = _rollback(stack, common, job, log)
+            else:
+                note = _check_reviewed(job, log) if job.reviewed else None
+                changes = _OPERATIONS[job.operation](stack, common)
             status, error = SUCCEEDED, None
         except auto.CommandError as exc:
-            status, error = FAILED, _error_text(progress, exc)
+            status, error, note = FAILED, _error_text(progress, exc), None
+        except (RollbackRefused, NotReviewed) as exc:
+            status, error, changes, note = FAILED, str(exc), {}, None
         send(force=True)
         return StackResult(
-            job.stack, job.ring, job.operation, status, error=error,
+            job.stack, job.ring, job.operation, status, error=error, note=note,
             changes=changes if status == SUCCEEDED else (progress.changes or {}),
             spokes=_spokes_output(stack, log), error_spokes=progress.error_spokes())
     finally:
@@ -179,6 +189,54 @@ def _refresh(stack: Any, common: dict) -> dict[str, int]:
         return _ops(stack.preview_refresh(show_secrets=False, **common).change_summary)
     return _ops(stack.refresh(preview_only=True, show_secrets=False,
                               **common).summary.resource_changes)
+
+
+class NotReviewed(Exception):  # noqa: N818 - what the stack's result says
+    """A fresh preview plans other steps than the review the run was given."""
+
+
+def _check_reviewed(job: Job, log: _Log) -> str:
+    """Refuses the `up` unless a fresh preview plans the reviewed steps
+    (review/plan_digest.py); the differences go into the error."""
+    from review import preview
+    from review.plan_digest import differences, plan_digest, planned_steps, steps_of
+
+    path = Path(job.reviewed) / job.stack / "report.json"  # type: ignore[arg-type]
+    try:
+        reviewed = steps_of(json.loads(path.read_text(encoding="utf-8"))["plan"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise NotReviewed(f"no review with a plan for this stack at {path} ({exc}); "
+                          "review it with python -m review --stack "
+                          f"{job.stack} --out {Path(job.reviewed) / job.stack}") from None
+    got = preview.run(job.stack, cwd=job.project_dir)
+    if got.exit_code != 0:
+        raise NotReviewed("the fresh preview before `up` failed; nothing was applied")
+    fresh = planned_steps(got.document)
+    if fresh != reviewed:
+        lines = differences(reviewed, fresh)
+        log.write("# the fresh preview plans other steps than the review:\n" + "\n".join(lines))
+        raise NotReviewed(
+            f"the fresh preview plans other steps than the review ({plan_digest(fresh)}, "
+            f"reviewed {plan_digest(reviewed)}); nothing was applied. Review the stack "
+            "again:\n" + "\n".join(lines))
+    return f"the reviewed plan ({plan_digest(fresh)}, {len(fresh)} steps)"
+
+
+def _rollback(stack: Any, common: dict, job: Job, log: _Log) -> tuple[dict[str, int], str]:
+    """The stack back on the config of its newest successful update, if its newest
+    update failed (runner.rollback)."""
+    newest_failed, target = last_good(stack.history(page_size=50, show_secrets=False))
+    if not newest_failed:
+        return {}, "its newest update succeeded: nothing to roll back"
+    if target is None:
+        raise RollbackRefused("no successful update in its history to return to; fix its "
+                              "config and run up, or destroy it")
+    changed = write_back(stack_file(Path(job.project_dir), job.stack), target)
+    log.write(f"# rolled back to the config of update {target.version} ({target.when}): "
+              f"{', '.join(changed) or 'no key'} changed")
+    changes = _up(stack, common)
+    return changes, (f"rolled back to the config of update {target.version} "
+                     f"({target.when}; {', '.join(changed) or 'no key'} changed)")
 
 
 _OPERATIONS: dict[str, Callable[[Any, dict], dict[str, int]]] = {

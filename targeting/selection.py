@@ -61,6 +61,16 @@ def _index(profiles: Iterable[Profile]) -> dict[str, Profile]:
     return {p.ref: p for p in profiles}
 
 
+def group_matches(cfg: FleetConfig, by_ref: Mapping[str, Profile]) -> dict[str, list[int]]:
+    """{profile ref: the indexes of the groups whose selector matches it}."""
+    chosen: dict[str, list[int]] = {}
+    for i, group in enumerate(cfg.groups):
+        for profile in sorted(by_ref.values(), key=lambda p: p.ref):
+            if profile.namespace == group.namespace and group.selector.matches(profile.labels):
+                chosen.setdefault(profile.ref, []).append(i)
+    return chosen
+
+
 def select_spokes(cfg: FleetConfig, profiles: Iterable[Profile]) -> list[SelectedSpoke]:
     """Explicit entries first, in config order, then each group's matches by name."""
     by_ref = _index(profiles)
@@ -73,11 +83,7 @@ def select_spokes(cfg: FleetConfig, profiles: Iterable[Profile]) -> list[Selecte
         labels = by_ref[ref].labels if ref in by_ref else {}
         spokes.append(SelectedSpoke(entry, None, labels))
 
-    chosen: dict[str, list[int]] = {}
-    for i, group in enumerate(cfg.groups):
-        for profile in sorted(by_ref.values(), key=lambda p: p.ref):
-            if profile.namespace == group.namespace and group.selector.matches(profile.labels):
-                chosen.setdefault(profile.ref, []).append(i)
+    chosen = group_matches(cfg, by_ref)
     for ref, indexes in sorted(chosen.items()):
         profile = by_ref[ref]
         if ref in explicit:
@@ -106,7 +112,7 @@ def select_spokes(cfg: FleetConfig, profiles: Iterable[Profile]) -> list[Selecte
     problems += _name_collisions(spokes, cfg) + _same_cluster(spokes, cfg)
     if problems:
         raise SelectionError(
-            "the fleet's groups do not fit the ClusterProfiles on the hub:\n"
+            "the fleet's groups and entries do not fit the ClusterProfiles on the hub:\n"
             + "\n".join(f"  {p}" for p in problems)
             + "\nNothing was changed. Fix the groups (knative-fleet:groups) or the fleet "
             "entries (knative-fleet:fleet) as each line says; see README 'Groups and waves'.")
@@ -148,5 +154,16 @@ def _same_cluster(spokes: list[SelectedSpoke], cfg: FleetConfig) -> list[str]:
             problems.append(
                 f"{_where(spoke, cfg)}: ClusterProfiles {other.ref} ({_where(other, cfg)}) and "
                 f"{spoke.ref} carry the same {MEMBER_ID_LABEL}={member!r}: they are the same "
-                "cluster and would get two installs; select only one of them")
+                f"cluster and would get two installs; select only one of them: "
+                f"{_one_of(other, spoke)}")
     return problems
+
+
+def _one_of(first: SelectedSpoke, second: SelectedSpoke) -> str:
+    if first.group is None and second.group is None:
+        return "remove one of the two fleet entries"
+    if first.group is not None and second.group is not None:
+        return ("narrow a group's selector (e.g. a NotIn expression on a label only one of "
+                "the two carries)")
+    return ("remove the fleet entry, or narrow the group's selector (e.g. a NotIn "
+            "expression on a label only one of the two carries)")

@@ -2,6 +2,8 @@
 the waves need, at half the objects): one group selects every spoke by label, two waves
 (the canary, then the rest) install everything; a change that can never become healthy
 stops after the canary and leaves the main ring exactly as it was; reverting converges;
+a wave that needs approval waits for it, its spokes untouched, and the approved run
+completes;
 a relabelled spoke fails the run and keeps its objects; with `whenDeselected: Uninstall`
 it is uninstalled without leaks; a new matching ClusterProfile is installed by the next
 `pulumi up`.
@@ -10,8 +12,6 @@ The tests share one stack and run in file order."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 
@@ -20,16 +20,16 @@ from kubernetes import client
 
 from lab.fleet import FleetStack
 from lab.handle import Lab, ensure_lab
-from lab.paths import REPO
-from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
+from lab.register import PROFILE_NAMESPACE
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
-from tests.support.topology import topology_lock
+from tests.support.topology import lab_with, relabel
 
 pytestmark = pytest.mark.e2e
 RINGS = {"spoke-1": "canary", "spoke-2": "main", "spoke-3": "main", "spoke-4": "main"}
 WAVE_TIMEOUT_S = 30
 BROKEN_SELECTOR = {"knative-fleet.test/no-such-node": "true"}
+ONE_KEY = {"autoscaler": {"enable-scale-to-zero": "false"}}
 
 
 def group(serving: dict | None = None, **extra: object) -> dict:
@@ -52,21 +52,10 @@ def rollout(canary_timeout: str = "5m") -> dict:
     ]}
 
 
-def _lab_with(spokes: int, tmp_path_factory: pytest.TempPathFactory) -> None:
-    with topology_lock(tmp_path_factory):
-        subprocess.run([sys.executable, "-m", "lab", "up", "--spokes", str(spokes)],
-                       cwd=REPO, check=True)
-
-
-def relabel(lab: Lab, name: str, labels: dict[str, str | None]) -> None:
-    client.CustomObjectsApi(lab.hub.api()).patch_namespaced_custom_object(
-        GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name, {"metadata": {"labels": labels}})
-
-
 @pytest.fixture(scope="module")
 def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """The session's lab grown to four labelled spokes for this module, shrunk back after."""
-    _lab_with(4, tmp_path_factory)
+    lab_with(4, tmp_path_factory)
     lab4 = ensure_lab()
     stack = FleetStack(lab4, f"t-waves-{uuid.uuid4().hex[:6]}",
                        tmp_path_factory.mktemp("state"))
@@ -84,7 +73,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         leaked = {n: leftovers(api, before[n]) for n, api in apis.items()}
         for name in RINGS:
             relabel(lab4, name, {"env": None, "ring": None})
-        _lab_with(len(lab.spokes), tmp_path_factory)
+        lab_with(len(lab.spokes), tmp_path_factory)
         assert res.ok, res.out
         assert not any(leaked.values()), leaked
 
@@ -158,6 +147,51 @@ def test_reverting_the_change_converges_every_spoke(world: dict) -> None:
     assert not controller.spec.template.spec.node_selector
     _, steps = world["stack"].preview_steps()
     assert changed_spokes(steps) == {}
+
+
+def test_a_wave_that_needs_approval_waits_for_it(world: dict) -> None:
+    """Three waves, the last one `approval: Required`: the first `up` applies the first
+    two and stops with the last one waiting, its spokes untouched; the approved `up`
+    completes."""
+    stack, apis = world["stack"], world["apis"]
+    relabel(world["lab"], "spoke-2", {"approval-test": "early"})
+    try:
+        stack.configure([], groups=[group({"version": "1.23", "config": ONE_KEY})],
+                        rollout={"waves": [
+                            *rollout()["waves"][:1],
+                            {"name": "early", "timeout": "5m",
+                             "selector": {"matchLabels": {"approval-test": "early"}}},
+                            {"name": "main", "timeout": "5m", "approval": "Required"}]})
+        waiting = ("spoke-3", "spoke-4")
+        before = {n: managed_versions(apis[n]) for n in waiting}
+        res = stack.up()
+        assert not res.ok, res.out
+        assert "wave 'main' waits for approval" in res.out, res.out
+        assert "KNATIVE_FLEET_APPROVE=main" in res.out, res.out
+        out = stack.outputs()
+        assert {n: w["status"] for n, w in out["waves"].items()} == {
+            "canary": "Completed", "early": "Completed", "main": "WaitingForApproval"}
+        assert {n: scale_to_zero(apis[n]) for n in RINGS} == {
+            "spoke-1": "false", "spoke-2": "false", "spoke-3": None, "spoke-4": None}
+        assert {n: managed_versions(apis[n]) for n in waiting} == before
+        stack.env["KNATIVE_FLEET_APPROVE"] = "main"
+        try:
+            res = stack.up()
+        finally:
+            del stack.env["KNATIVE_FLEET_APPROVE"]
+        assert res.ok, res.out
+        assert {n: w["status"] for n, w in stack.outputs()["waves"].items()} == {
+            "canary": "Completed", "early": "Completed", "main": "Completed"}
+        assert {scale_to_zero(apis[n]) for n in RINGS} == {"false"}
+    finally:
+        relabel(world["lab"], "spoke-2", {"approval-test": None})
+        configure(world)
+
+
+def scale_to_zero(api: client.ApiClient) -> str | None:
+    data = client.CoreV1Api(api).read_namespaced_config_map(
+        "config-autoscaler", "knative-serving").data or {}
+    return data.get("enable-scale-to-zero")
 
 
 def test_a_relabelled_spoke_fails_the_run_and_keeps_its_objects(world: dict) -> None:

@@ -1,5 +1,6 @@
 """The PR review report and the drift check on the lab, real engine: the report of a
-new spoke, a no-op, a config change on one spoke, a minor upgrade of two spokes, a
+new spoke, a no-op, a config change on one spoke, the reviewed change applied through
+`make apply` while a change pushed after the review is refused, a minor upgrade of two spokes, a
 removed spoke and an unreachable spoke, each with its key lines; three hand edits on one
 spoke reported with spoke, object and field, repaired, the untouched spoke clean.
 
@@ -92,6 +93,45 @@ def test_a_config_change_on_one_spoke(world: dict) -> None:
     assert "config-network" in report and DOMAIN in report, report
     assert "domain-template" in report, report
     assert "| spoke-1" in report and "| spoke-2" not in report, report
+
+
+def test_the_reviewed_change_lands_and_a_change_pushed_after_it_is_refused(
+        world: dict) -> None:
+    reviewed = [spoke("spoke-1", config={"network": {"domain-template": DOMAIN}}),
+                spoke("spoke-2")]
+    code, report, data = review(world, reviewed)
+    assert code == 0, report
+    assert data["plan"]["digest"].startswith("sha256:") and data["plan"]["steps"], data
+    assert data["plan"]["digest"] in report, report
+    report_json = world["out"] / f"reviewed-{uuid.uuid4().hex[:4]}.json"
+    report_json.write_text(json.dumps(data))
+    other = "{{.Name}}.{{.Namespace}}.pushed.example"
+    world["stack"].configure(
+        [spoke("spoke-1", config={"network": {"domain-template": other}}), spoke("spoke-2")])
+    refused = apply(world, report_json)
+    assert refused.returncode != 0, refused.stdout
+    assert "plans other steps than the review" in refused.stdout, refused.stdout
+    assert ("planned with other values than reviewed: update kubernetes:core/v1:ConfigMap "
+            in refused.stdout and "config-network" in refused.stdout), refused.stdout
+    assert "pulumi up" not in refused.stdout.split("refusing", 1)[1], refused.stdout
+    network = client.CoreV1Api(world["s1"]).read_namespaced_config_map(
+        "config-network", "knative-serving").data or {}
+    assert network.get("domain-template") != other
+    world["stack"].configure(reviewed)
+    applied = apply(world, report_json)
+    assert applied.returncode == 0, applied.stdout
+    network = client.CoreV1Api(world["s1"]).read_namespaced_config_map(
+        "config-network", "knative-serving").data or {}
+    assert network.get("domain-template") == DOMAIN
+
+
+def apply(world: dict, reviewed: Path) -> subprocess.CompletedProcess:
+    """`make apply`: the fresh preview held against the review, then `pulumi up`."""
+    return subprocess.run(
+        ["make", "--no-print-directory", "apply", f"STACK={world['stack'].stack}",
+         f"REVIEWED={reviewed}"],
+        cwd=REPO, env=world["stack"].env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=1200)
 
 
 def test_a_minor_upgrade_of_two_spokes(world: dict) -> None:

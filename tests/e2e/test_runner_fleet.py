@@ -4,7 +4,9 @@ two rings, driven by `python -m runner` on the real Pulumi engine.
 Each shard is a stack of the product whose group selects its slice of the ClusterProfiles
 by label (`shard: <stack>`). The runner installs ring 1, then ring 2; a bad change in one
 ring-1 stack stops the rollout there, and ring 2's spokes (their managed objects, compared
-before and after) and stacks (their update history) are left untouched; the fleet view
+before and after) and stacks (their update history) are left untouched; with
+`--rollback-on-failure` a ring-1 stack whose change never gets healthy goes back to its
+last successful config, every object keeping its uid; the fleet view
 lists all eight spokes with their versions; `destroy` through the runner leaves nothing
 on any spoke but the CRDs it keeps on purpose.
 
@@ -30,7 +32,7 @@ from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
 from lab.stack import update_time
 from tests.support.fleet import deployments_available
 from tests.support.runner import run_runner
-from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
+from tests.support.snapshot import kept_by_policy, managed_versions, objects, snapshot
 from tests.support.topology import topology_lock
 
 pytestmark = pytest.mark.e2e
@@ -43,6 +45,7 @@ SHARDS = {
     "r2-b": (2, ["spoke-7", "spoke-8"]),
 }
 RING2 = [s for shard, (ring, spokes) in SHARDS.items() if ring == 2 for s in spokes]
+BROKEN_SELECTOR = {"knative-fleet.test/no-such-node": "true"}
 
 
 def group(shard: str, serving: dict) -> dict:
@@ -127,9 +130,15 @@ def test_the_fleet_view_lists_every_spoke_with_its_version(fleet: dict) -> None:
                     for shard, (ring, spokes) in SHARDS.items() for spoke in spokes}
 
 
+def ring2_state(fleet: dict) -> tuple[dict, dict]:
+    """Ring 2's stacks' update counts and its spokes' managed objects: the same before
+    and after a run that never touched ring 2."""
+    return ({s: len(fleet["stacks"][s].history()) for s in ("r2-a", "r2-b")},
+            {s: managed_versions(fleet["apis"][s]) for s in RING2})
+
+
 def test_a_failure_in_ring_1_leaves_ring_2_untouched(fleet: dict) -> None:
-    ring2_before = {s: managed_versions(fleet["apis"][s]) for s in RING2}
-    histories = {s: len(fleet["stacks"][s].history()) for s in ("r2-a", "r2-b")}
+    ring2_before = ring2_state(fleet)
     # A change for every shard, and in r1-b a version the release base does not have.
     configure(fleet, {"version": "1.23",
                       "config": {"autoscaler": {"scale-to-zero-grace-period": "45s"}}})
@@ -141,10 +150,47 @@ def test_a_failure_in_ring_1_leaves_ring_2_untouched(fleet: dict) -> None:
         assert doc["untouched"] == [name(fleet, "r2-a"), name(fleet, "r2-b")], doc
         assert doc["stoppedAtRing"] == 1
         assert "ManifestsUnavailable" in json.dumps(doc["rings"][0]), doc["rings"][0]
-        for shard, count in histories.items():
-            assert len(fleet["stacks"][shard].history()) == count, shard
-        for spoke in RING2:
-            assert managed_versions(fleet["apis"][spoke]) == ring2_before[spoke], spoke
+        assert ring2_state(fleet) == ring2_before
+    finally:
+        configure(fleet, {"version": "1.23"})
+
+
+def managed_uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
+    return {key: obj["metadata"]["uid"] for key, obj in objects(api).items()
+            if (obj["metadata"].get("labels") or {}).get(
+                "app.kubernetes.io/managed-by") == "knative-fleet"}
+
+
+def test_a_failed_ring_is_rolled_back_and_the_next_ring_is_untouched(fleet: dict) -> None:
+    """A change that never gets healthy in r1-a: with --rollback-on-failure the runner
+    returns r1-a to the config of its last successful update, every object keeps its
+    uid, and ring 2 is never touched."""
+    ring1 = SHARDS["r1-a"][1]
+    uids = {s: managed_uids(fleet["apis"][s]) for s in ring1}
+    ring2_before = ring2_state(fleet)
+    good = fleet["stacks"]["r1-a"].history()[0]
+    assert good["result"] == "succeeded", good
+    fleet["stacks"]["r1-a"].configure(
+        [], groups=[group("r1-a", {"version": "1.23", "workloads": [
+            {"name": "controller", "nodeSelector": BROKEN_SELECTOR}]})],
+        ring=1, rollout={"waves": [{"name": "all", "timeout": "30s"}]})
+    try:
+        code, doc, text = runner(fleet, "up", "--rollback-on-failure")
+        assert code == 1, text
+        assert doc["failed"] == [name(fleet, "r1-a")], doc
+        assert doc["untouched"] == [name(fleet, "r2-a"), name(fleet, "r2-b")], doc
+        rolled = doc["rolledBack"][name(fleet, "r1-a")]
+        assert rolled["status"] == "succeeded", rolled
+        assert rolled["note"].startswith("rolled back to the config of update"), rolled
+        assert "Rollback of the failed ring:" in text and "rolled back  " in text, text
+        for spoke in ring1:
+            controller = client.AppsV1Api(fleet["apis"][spoke]).read_namespaced_deployment(
+                "controller", "knative-serving")
+            assert not controller.spec.template.spec.node_selector, spoke
+            assert managed_uids(fleet["apis"][spoke]) == uids[spoke], spoke
+        latest = fleet["stacks"]["r1-a"].history()[0]
+        assert (latest["kind"], latest["result"]) == ("update", "succeeded"), latest
+        assert ring2_state(fleet) == ring2_before
     finally:
         configure(fleet, {"version": "1.23"})
 

@@ -7,10 +7,17 @@ overlap."""
 from __future__ import annotations
 
 import fcntl
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from kubernetes import client
+
+from lab.handle import Lab
+from lab.paths import REPO
+from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
 
 
 @contextmanager
@@ -23,3 +30,16 @@ def topology_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(held, fcntl.LOCK_UN)
+
+
+def lab_with(spokes: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The worker's lab grown or shrunk to `spokes` spokes, under the lock."""
+    with topology_lock(tmp_path_factory):
+        subprocess.run([sys.executable, "-m", "lab", "up", "--spokes", str(spokes)],
+                       cwd=REPO, check=True)
+
+
+def relabel(lab: Lab, name: str, labels: dict[str, str | None]) -> None:
+    """Sets (or, with None, removes) labels of the lab's ClusterProfile `name`."""
+    client.CustomObjectsApi(lab.hub.api()).patch_namespaced_custom_object(
+        GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name, {"metadata": {"labels": labels}})

@@ -20,6 +20,8 @@ def test_reason_values_are_the_operator_names() -> None:
         "InvalidSpec",
         "SpokeDeselected",
         "SpokeAccessDenied",
+        "SpokeOwnedByAnotherStack",
+        "KnativeOperatorActive",
     ]
 
 

@@ -111,3 +111,23 @@ def test_a_spoke_that_cannot_say_its_rules_is_not_refused() -> None:
     plan = plan_fleet(two_spoke_fleet(), FakeInventory(
         facts={"a": SpokeFacts({}, {}, rules=None)}))
     assert plan.spokes["spoke-a"].install is not None
+
+
+def test_the_pre_checks_reads_are_in_the_role() -> None:
+    rights = spoke_rights(two_spoke_fleet())
+    assert {Right("operator.knative.dev", "knativeservings", "list"),
+            Right("operator.knative.dev", "knativeeventings", "list"),
+            Right("", "configmaps", "get")} <= rights
+    # Reading the operator's CRs is all it may do with them.
+    assert {r.verb for r in rights if r.api_group == "operator.knative.dev"} == {"list"}
+
+
+def test_a_spoke_whose_identity_may_not_list_the_operator_crs_is_refused() -> None:
+    cfg = two_spoke_fleet()
+    rules = policy_rules(spoke_rights(cfg) - {
+        Right("operator.knative.dev", "knativeeventings", "list")})
+    plan = plan_fleet(cfg, FakeInventory(facts={"a": SpokeFacts({}, {}, rules=rules)}))
+    refused = plan.spokes["spoke-a"]
+    assert refused.error is not None and refused.error.reason is Reason.SPOKE_ACCESS_DENIED
+    assert refused.error.message.startswith(
+        "its identity may not list knativeeventings.operator.knative.dev")

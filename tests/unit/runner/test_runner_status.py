@@ -104,7 +104,8 @@ def test_json_has_every_stack_and_spoke(fleet: list[StackStatus]) -> None:
         "spoke": "eu-2", "clusterProfile": "fleet-system/eu-2", "resolved": "False",
         "reason": "ClusterProfileNotFound",
         "message": "ClusterProfile fleet-system/eu-2 not found on the hub",
-        "serving": None, "eventing": None, "ready": False, "group": "eu", "wave": "rest"}
+        "serving": None, "eventing": None, "ready": False, "group": "eu", "wave": "rest",
+        "waveStatus": "Healthy"}
     assert doc["stacks"][4]["exists"] is False
     assert doc["totals"] == totals(fleet) == {
         "stacks": 5, "notCreated": 1, "unreadable": 1, "spokes": 3, "resolved": 2,
@@ -128,3 +129,14 @@ def test_the_sdks_update_summary_as_json() -> None:
                               end_time=None)
     assert update_json(summary) == {"kind": "destroy", "result": "succeeded", "version": 0,
                                     "startTime": "2026-03-01T10:00:00Z", "endTime": None}
+
+
+def test_a_spoke_of_a_wave_waiting_for_approval_says_so() -> None:
+    outputs = {"ring": 1, "waves": {"main": {"spokes": ["s3"], "status": "WaitingForApproval"},
+                                    "canary": {"spokes": ["s1"], "status": "Completed"}},
+               "spokes": {"s1": {"wave": "canary", "ready": True, "serving": "1.23.0"},
+                          "s3": {"wave": "main", "ready": False, "serving": "1.22.1"}}}
+    st = stack_status(stack_file("prod"), outputs, LAST)
+    ready = {r[2]: r[7] for r in rows([st])}
+    assert ready == {"s1": "yes", "s3": "waiting for approval"}
+    assert [s.wave_status for s in st.spokes] == ["Completed", "WaitingForApproval"]

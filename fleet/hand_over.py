@@ -1,0 +1,261 @@
+"""Moving one spoke from stack A to stack B without deleting or re-creating an object.
+
+A spoke has one owner (the record on its anchors, config.stack_owner). To move it, A
+must forget it and the record must name B; then B's next `pulumi up` adopts every
+object in place (server-side apply onto the existing objects keeps their uids), and
+A's next `up` and `destroy` never touch it.
+
+The order is the safety: A's state first (exported, a backup kept, the spoke's
+component with everything under it and every reference to it dropped, imported
+again), the record second. A failure in between leaves a spoke no stack's state holds,
+which no destroy can delete; running the command again finishes the move.
+
+The state filters below are pure functions over the exported state; `hand_over` does
+the CLI calls and the spoke's write.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from config.fleet import FleetConfig
+
+SPOKE_TYPE = "knative-fleet:index:Spoke"
+MEMBERSHIP_TYPE_SUFFIX = "knative-fleet:FleetMembership"
+PROFILE_IDENTIFIER_PREFIX = "clusterprofile/"
+FIELD_MANAGER = "knative-fleet-hand-over"
+
+
+class HandOverRefused(Exception):
+    """The move cannot be made safely; `str()` names the spoke, the reason and the fix."""
+
+
+def urn_name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def _resources(export: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list((export.get("deployment") or {}).get("resources") or [])
+
+
+def spoke_urns(resources: Iterable[Mapping[str, Any]], spoke: str) -> set[str]:
+    """The URN of the spoke's Spoke component and of every resource under it (its
+    provider, its objects, its guards), at any depth."""
+    resources = list(resources)
+    dropped = {r["urn"] for r in resources
+               if r.get("type") == SPOKE_TYPE and urn_name(r["urn"]) == spoke}
+    grew = bool(dropped)
+    while grew:
+        more = {r["urn"] for r in resources if r.get("parent") in dropped} - dropped
+        dropped |= more
+        grew = bool(more)
+    return dropped
+
+
+def _provider_urn(reference: str) -> str:
+    """A resource's `provider` field is "<provider urn>::<provider id>"."""
+    return reference.rsplit("::", 1)[0]
+
+
+def _without_references(resource: dict[str, Any], dropped: set[str]) -> dict[str, Any]:
+    out = dict(resource)
+    if out.get("dependencies"):
+        out["dependencies"] = [u for u in out["dependencies"] if u not in dropped]
+    if out.get("propertyDependencies"):
+        out["propertyDependencies"] = {
+            key: [u for u in urns if u not in dropped]
+            for key, urns in out["propertyDependencies"].items()}
+    if out.get("deletedWith") in dropped:
+        del out["deletedWith"]
+    return out
+
+
+def _without_member(resource: dict[str, Any], spoke: str) -> dict[str, Any]:
+    """The fleet membership record without the spoke, so A's next run does not count
+    it as a spoke its group dropped (targeting.deselected)."""
+    out = dict(resource)
+    for key in ("inputs", "outputs"):
+        record = out.get(key)
+        if isinstance(record, dict) and spoke in (record.get("spokes") or {}):
+            out[key] = {**record, "spokes": {
+                k: v for k, v in record["spokes"].items() if k != spoke}}
+    return out
+
+
+def without_spoke(export: Mapping[str, Any], spoke: str) -> tuple[dict[str, Any], set[str]]:
+    """The exported state with the spoke forgotten, and the URNs dropped: the Spoke
+    component and its descendants go; every dependency, property dependency and
+    deletedWith naming one of them, pending operations on them, and the spoke's entry
+    in the fleet membership record go with them. Everything else is kept as it is."""
+    resources = _resources(export)
+    dropped = spoke_urns(resources, spoke)
+    kept = []
+    for resource in resources:
+        if resource["urn"] in dropped:
+            continue
+        if resource.get("parent") in dropped or (
+                resource.get("provider") and _provider_urn(resource["provider"]) in dropped):
+            raise HandOverRefused(
+                f"spoke {spoke!r}: {resource['urn']} is parented by or provisioned through "
+                f"the spoke but not under its component; the state is not one this "
+                f"program wrote, so nothing was changed")
+        resource = _without_references(resource, dropped)
+        if str(resource.get("type", "")).endswith(MEMBERSHIP_TYPE_SUFFIX):
+            resource = _without_member(resource, spoke)
+        kept.append(resource)
+    deployment = dict(export.get("deployment") or {})
+    deployment["resources"] = kept
+    pending = deployment.get("pending_operations")
+    if pending:
+        deployment["pending_operations"] = [
+            p for p in pending if (p.get("resource") or {}).get("urn") not in dropped]
+    return {**export, "deployment": deployment}, dropped
+
+
+def spoke_profile(export: Mapping[str, Any], spoke: str) -> tuple[str, str] | None:
+    """(namespace, name) of the spoke's ClusterProfile as the state knows it: the
+    membership record, else the cluster identifier of the spoke's provider."""
+    resources = _resources(export)
+    for resource in resources:
+        if str(resource.get("type", "")).endswith(MEMBERSHIP_TYPE_SUFFIX):
+            member = ((resource.get("inputs") or {}).get("spokes") or {}).get(spoke) or {}
+            if "/" in str(member.get("profile", "")):
+                namespace, name = member["profile"].split("/", 1)
+                return namespace, name
+    under = spoke_urns(resources, spoke)
+    for resource in resources:
+        if resource["urn"] in under and resource.get("type", "").startswith(
+                "pulumi:providers:kubernetes"):
+            identifier = str((resource.get("inputs") or {}).get("clusterIdentifier", ""))
+            if identifier.startswith(PROFILE_IDENTIFIER_PREFIX):
+                namespace, _, name = identifier[len(PROFILE_IDENTIFIER_PREFIX):].partition("/")
+                return namespace, name
+    return None
+
+
+def record_refusal(spoke: str, records: Mapping[str, str | None], from_owner: str,
+                   to_owner: str, in_state: bool) -> str | None:
+    """Why the spoke may not be handed over from `from_owner`, or None. Each anchor's
+    record must name A or nobody; B is accepted only once A's state no longer holds the
+    spoke (a move being finished)."""
+    allowed = {None, from_owner} | (set() if in_state else {to_owner})
+    others = {anchor: owner for anchor, owner in sorted(records.items())
+              if owner not in allowed}
+    if not others:
+        return None
+    named = ", ".join(f"ConfigMap {a} names {o!r}" for a, o in others.items())
+    return (f"spoke {spoke!r}: its owner record is not stack {from_owner!r}'s ({named}); "
+            f"nothing was changed. Fix: hand it over from the stack its record names "
+            f"(--from-stack), or check that --spoke names the spoke you mean")
+
+
+# ----- the CLI side ---------------------------------------------------------------------
+
+def pulumi(*args: str) -> str:
+    """The Pulumi CLI's stdout, run in this directory (the project's) and environment."""
+    proc = subprocess.run(["pulumi", *args, "--non-interactive"], capture_output=True,
+                          text=True, check=False)
+    if proc.returncode != 0:
+        raise HandOverRefused(f"pulumi {' '.join(args)} failed: "
+                              f"{proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def stack_owner(stack: str, backend: str) -> str:
+    """The owner identity of a stack of this project (config.stack_owner)."""
+    from config.stack_owner import owner_identity
+
+    full = pulumi("stack", "--stack", stack, "--show-name",
+                  "--fully-qualify-stack-names").strip().splitlines()[-1]
+    organization, project, name = full.split("/", 2)
+    return owner_identity(backend, organization, project, name)
+
+
+@dataclass
+class Moved:
+    dropped: int
+    backup: Path | None
+    anchors: list[str]
+
+
+def _private(path: Path, doc: Mapping[str, Any]) -> Path:
+    """Writes a state file only its owner reads (its secrets are ciphertext already)."""
+    path.touch(mode=0o600)
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def hand_over(spoke: str, from_stack: str, to_stack: str, cfg: FleetConfig,
+              backup_dir: Path, log: Callable[[str], None] = print) -> Moved:
+    """Moves `spoke` from `from_stack` (whose config `cfg` says how to reach the hub) to
+    `to_stack`; raises HandOverRefused naming the spoke, the reason and the fix."""
+    from kubernetes import client
+
+    from access import ResolutionError
+    from access.inventory import HubInventory
+    from access.spoke_facts import spoke_api_client
+    from config.stack_owner import backend_url
+    from fleet.spokes import INSTALL_NAMESPACES
+    from knative.manifests import OWNER_ANNOTATION
+
+    backend = backend_url()
+    from_owner, to_owner = stack_owner(from_stack, backend), stack_owner(to_stack, backend)
+    if from_owner == to_owner:
+        raise HandOverRefused(f"spoke {spoke!r}: --from-stack and --to-stack are one stack "
+                              f"({from_owner}); nothing was changed")
+    export = json.loads(pulumi("stack", "export", "--stack", from_stack))
+    filtered, dropped = without_spoke(export, spoke)
+    where = spoke_profile(export, spoke)
+    if where is None:
+        refs = [e.cluster_profile_ref for e in cfg.fleet if e.name == spoke]
+        where = (refs[0].namespace, refs[0].name) if refs else None
+    if where is None:
+        raise HandOverRefused(
+            f"spoke {spoke!r}: stack {from_stack!r} neither holds it in its state nor names "
+            f"it in its config; nothing was changed. Fix: check --spoke and --from-stack")
+    inventory = HubInventory.of(cfg)
+    inventory.open()
+    try:
+        reached = inventory.reach(spoke, where[0], where[1], INSTALL_NAMESPACES)
+    except ResolutionError as exc:
+        raise HandOverRefused(f"{exc} (nothing was changed)") from None
+    records = {anchor: annotations.get(OWNER_ANNOTATION)
+               for anchor, annotations in reached.facts.anchors.items()}
+    refusal = record_refusal(spoke, records, from_owner, to_owner, bool(dropped))
+    if refusal:
+        raise HandOverRefused(refusal)
+
+    backup: Path | None = None
+    if dropped:
+        backup_dir.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        base = f"{from_stack.replace('/', '_')}-{stamp}"
+        backup = _private(backup_dir / f"{base}.json", export)
+        new_state = _private(backup_dir / f"{base}-without-{spoke}.json", filtered)
+        pulumi("stack", "import", "--stack", from_stack, "--file", str(new_state))
+        log(f"stack {from_stack}: forgot spoke {spoke!r} ({len(dropped)} resources; the "
+            f"objects stay on the spoke); backup of the state before: {backup}")
+    else:
+        log(f"stack {from_stack}: its state holds nothing of spoke {spoke!r}")
+
+    written = []
+    with spoke_api_client(reached.connection, reached.credential) as api:
+        core = client.CoreV1Api(api)
+        for anchor, owner in sorted(records.items()):
+            if owner == to_owner:
+                continue
+            namespace, name = anchor.split("/", 1)
+            core.patch_namespaced_config_map(
+                name, namespace, {"metadata": {"annotations": {OWNER_ANNOTATION: to_owner}}},
+                field_manager=FIELD_MANAGER)
+            written.append(anchor)
+    log(f"spoke {spoke!r}: its owner record names {to_owner} "
+        + (f"now (written on {', '.join(written)})" if written else "(it did already)"))
+    return Moved(len(dropped), backup, written)

@@ -1,0 +1,336 @@
+"""The fleet plan held against the last state, as a `pulumi preview --json` document:
+the steps the engine would take, so the live review's summary reads it unchanged.
+
+It walks the plan the way the registrar registers it (components/): the membership,
+then wave by wave each spoke's component, its provider, the aggregated-role sweep and
+guards, each component's stages (owned objects carrying the anchor's uid, an anchor
+to be created giving an unknown one, as in a live preview), and the gates of gated
+batches. Each resource's URN is the state's when the state has it (same type and name
+under the spoke's component), else built as the engine builds it. Resources of the
+state the plan does not register are deleted, unless the run would fail (then Pulumi
+deletes nothing); a run that fails reports the same errors the program logs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
+from knative import manifests
+from review.offline_diff import keys_step, object_step
+from review.resources import PROVIDER_TYPE, SPOKE_TYPE, STACK_TYPE, urn_name, urn_type
+from review.stack_state import HIDDEN, Hidden, LastState
+from targeting.deselected import deselections
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's "known after apply"
+DYNAMIC = "pulumi-python:dynamic/knative-fleet:"
+MEMBERSHIP_TYPE = DYNAMIC + "FleetMembership"
+MEMBERSHIP_NAME = "fleet-membership"  # components.membership.NAME, without loading Pulumi
+GATE_TYPE = DYNAMIC + "WaveGate"
+GUARD_TYPE = DYNAMIC + "AggregatedRoleGuard"
+SWEEP_TYPE = DYNAMIC + "AggregatedRoleSweep"
+OWNER_GUARD_TYPE = DYNAMIC + "SpokeOwnerGuard"
+# What each dynamic provider's `diff` compares (components/), and a provider's config.
+MEMBERSHIP_KEYS = ("spokes", "groups")
+GATE_KEYS = ("wave", "spokes", "unreachable", "changes", "timeoutSeconds", "maxFailures")
+GUARD_KEYS = ("id", "spoke", "role", "roles", "connection", "pluginTimeoutSeconds")
+OWNER_GUARD_KEYS = ("spoke", "owner", "anchors", "connection", "pluginTimeoutSeconds")
+PROVIDER_KEYS = ("clusterIdentifier", "deleteUnreachable", "enableConfigMapMutable",
+                 "enableSecretMutable", "enableServerSideApply", "kubeconfig")
+
+
+def shown(value: Any) -> Any:
+    """A value fit for the document: hidden secrets as "[secret]"."""
+    if isinstance(value, Hidden):
+        return "[secret]"
+    if isinstance(value, dict):
+        return {k: shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shown(v) for v in value]
+    return value
+
+
+@dataclass
+class _Walk:
+    """The document being built: steps, the URNs the plan registers, diagnostics."""
+
+    state: LastState
+    prefix: str  # "urn:pulumi:<stack>::<project>::"
+    stack_urn: str
+    known_connection: bool  # the connection is built as the program builds it
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+
+    def urn(self, type_: str, name: str, parent: str | None) -> str:
+        """The state's URN for (type, name) under parent, else the engine's."""
+        if parent and parent != self.stack_urn:
+            built = f"{self.prefix}{urn_type_chain(parent)}${type_}::{name}"
+        else:
+            built = f"{self.prefix}{type_}::{name}"
+        if built in self.state.resources:
+            return built
+        for res in self.state.children(parent or self.stack_urn):
+            if res.get("type") == type_ and urn_name(res["urn"]) == name:
+                return str(res["urn"])
+        return built
+
+    def add(self, urn: str, type_: str, op: str, new_inputs: Mapping[str, Any] | None,
+            parent: str | None, detailed: Mapping[str, Any] | None = None,
+            custom: bool = True) -> str:
+        self.seen.add(urn)
+        old = self.state.resources.get(urn)
+        step: dict[str, Any] = {"op": op, "urn": urn}
+        if old is not None:
+            step["oldState"] = {"urn": urn, "type": type_, "custom": custom,
+                                "inputs": shown(old.get("inputs") or {}),
+                                "outputs": shown(_identity(old.get("outputs") or {})),
+                                "parent": old.get("parent")}
+        if new_inputs is not None and op != "delete":
+            step["newState"] = {"urn": urn, "type": type_, "custom": custom,
+                                "inputs": shown(dict(new_inputs)), "parent": parent}
+        step["detailedDiff"] = dict(detailed) if detailed else None
+        self.steps.append(step)
+        return op
+
+
+def urn_type_chain(urn: str) -> str:
+    """The `parent$child` type part of a URN (what a child's type is appended to)."""
+    parts = urn.split("::", 3)
+    return parts[2] if len(parts) == 4 else urn_type(urn)
+
+
+def _identity(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """An object's outputs reduced to its identity: the review reads no more of them."""
+    meta = outputs.get("metadata")
+    if not isinstance(meta, dict):
+        return {k: v for k, v in outputs.items() if k != "__inputs"}
+    return {"metadata": {k: meta[k] for k in ("name", "namespace", "uid") if k in meta}}
+
+
+def _old_inputs(walk: _Walk, urn: str) -> dict[str, Any] | None:
+    res = walk.state.resources.get(urn)
+    return dict(res.get("inputs") or {}) if res is not None else None
+
+
+def _object(walk: _Walk, spoke_urn: str, obj: PlannedObject, body: Mapping[str, Any],
+            forced: str | None) -> tuple[str, str]:
+    """One release object's step; `forced`: every object of the spoke is replaced (its
+    provider is)."""
+    urn = walk.urn(obj.type_token, obj.name, spoke_urn)
+    op, effective, detailed = object_step(obj.type_token, _old_inputs(walk, urn), body,
+                                          obj.ignore_changes or ())
+    if forced and op in ("same", "update"):
+        op = forced
+    walk.add(urn, obj.type_token, op, effective, spoke_urn, detailed)
+    return urn, op
+
+
+def _anchor_uid(walk: _Walk, urn: str, op: str) -> str:
+    """The anchor's uid as the owner reference takes it: the state's, unknown when the
+    anchor is created or replaced."""
+    if op in ("create", "replace"):
+        return UNKNOWN
+    outputs = (walk.state.resources.get(urn) or {}).get("outputs") or {}
+    uid = (outputs.get("metadata") or {}).get("uid")
+    return uid if isinstance(uid, str) else UNKNOWN
+
+
+def _provider(walk: _Walk, spoke: SpokePlan, spoke_urn: str) -> str:
+    install = spoke.install
+    assert install is not None
+    urn = walk.urn(PROVIDER_TYPE, spoke.name, spoke_urn)
+    kubeconfig: Any = json.dumps(install.kubeconfig, sort_keys=True)
+    old = _old_inputs(walk, urn)
+    if old is not None and (isinstance(old.get("kubeconfig"), Hidden)
+                            or not walk.known_connection):
+        # Not readable in the export (or not built here): the server is compared instead.
+        was = (walk.state.spokes_output.get(spoke.name) or {}).get("server")
+        now = spoke.connection.server if spoke.connection else None
+        kubeconfig = HIDDEN if was in (None, now) else f"server {now}"
+        if kubeconfig is not HIDDEN:
+            old = {**old, "kubeconfig": f"server {was}"}
+    inputs = {"clusterIdentifier": install.identifier, "deleteUnreachable": "false",
+              "enableConfigMapMutable": "true", "enableSecretMutable": "true",
+              "enableServerSideApply": "true", "kubeconfig": kubeconfig}
+    op, detailed = keys_step(PROVIDER_KEYS, old, inputs, replacing=("clusterIdentifier",))
+    walk.add(urn, PROVIDER_TYPE, op, inputs, spoke_urn, detailed)
+    return op
+
+
+def _dynamic(walk: _Walk, type_: str, name: str, parent: str | None,
+             inputs: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    """A dynamic resource's step. Its detailedDiff is null, as the engine reports one
+    (the review then diffs the whole inputs); the pickled provider is the state's."""
+    urn = walk.urn(type_, name, parent)
+    old = _old_inputs(walk, urn)
+    op, _ = keys_step(keys, old, inputs)
+    if old is not None and "__provider" in old:
+        inputs = {"__provider": old["__provider"], **inputs}
+    walk.add(urn, type_, op, inputs, parent or walk.stack_urn)
+    return op
+
+
+def _connection(walk: _Walk, install: SpokeInstall) -> Any:
+    return install.connection if walk.known_connection else HIDDEN
+
+
+def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
+    """Every step of one reached spoke; returns their ops."""
+    install = spoke.install
+    assert install is not None
+    spoke_urn = walk.urn(SPOKE_TYPE, spoke.name, None)
+    ops = [walk.add(spoke_urn, SPOKE_TYPE, "same" if spoke_urn in walk.state.resources
+                    else "create", {}, walk.stack_urn, custom=False)]
+    provider_op = _provider(walk, spoke, spoke_urn)
+    ops.append(provider_op)
+    forced = "replace" if provider_op == "replace" else None
+    common = {"spoke": spoke.name, "connection": _connection(walk, install),
+              "pluginTimeoutSeconds": install.plugin_timeout_s}
+    if install.sweep_name is not None:
+        ops.append(_dynamic(walk, SWEEP_TYPE, install.sweep_name, spoke_urn,
+                            {"id": install.sweep_name, "roles": sorted(install.sweep_roles),
+                             **common}, GUARD_KEYS))
+    for guard in install.guards:
+        role = guard.role.object_name
+        ops.append(_object(walk, spoke_urn, guard.role, guard.role.body, forced)[1])
+        ops.append(_dynamic(walk, GUARD_TYPE, guard.name, spoke_urn,
+                            {"id": role, "role": role, **common}, GUARD_KEYS))
+    for component in install.components:
+        uid = UNKNOWN
+        anchor = _anchor_of(component)
+        for stage in component.stages:
+            for obj in stage.objects:
+                if obj.role is Role.AGGREGATED:
+                    continue  # registered with its guard above
+                body = obj.body
+                if obj.owned:
+                    body = manifests.with_owner(obj.body,
+                                                manifests.owner_reference(anchor, uid))
+                urn, op = _object(walk, spoke_urn, obj, body, forced)
+                if obj.role is Role.ANCHOR:
+                    uid = _anchor_uid(walk, urn, op)
+                ops.append(op)
+    owner = install.owner_guard
+    if owner is not None:
+        ops.append(_dynamic(walk, OWNER_GUARD_TYPE, owner.name, spoke_urn,
+                            {"id": owner.name, "owner": owner.owner,
+                             "anchors": sorted(owner.anchors), "spokeUrn": spoke_urn,
+                             **common}, OWNER_GUARD_KEYS))
+    return ops
+
+
+def _anchor_of(component: ComponentInstall) -> str:
+    return next(o.object_name for s in component.stages for o in s.objects
+                if o.role is Role.ANCHOR)
+
+
+def _gate(walk: _Walk, plan: FleetPlan, step: Any, batch: Any, changed: bool) -> None:
+    installs = {name: plan.spokes[name].install for name in batch.spokes}
+    spokes = {name: {"connection": i.connection, "deployments": list(i.deployments)}
+              for name, i in installs.items() if i is not None}
+    first = next(iter(installs.values()))
+    urn = walk.urn(GATE_TYPE, batch.gate, None)
+    old = _old_inputs(walk, urn)
+    inputs = {"wave": step.name, "spokes": spokes if walk.known_connection else HIDDEN,
+              "unreachable": dict(batch.unreachable),
+              "changes": UNKNOWN if changed or old is None else old.get("changes"),
+              "timeoutSeconds": step.timeout_s, "maxFailures": step.max_failures,
+              "later": list(step.later),
+              "pluginTimeoutSeconds": first.plugin_timeout_s if first else None}
+    _dynamic(walk, GATE_TYPE, batch.gate, None, inputs, GATE_KEYS)
+
+
+def _membership(walk: _Walk, plan: FleetPlan) -> bool:
+    """The membership's step; False when its check fails (a group would uninstall a
+    spoke it no longer selects): then the run stops there, as the live one does."""
+    record = plan.membership
+    spokes = record.get("spokes") or {}
+    groups = sorted({s["group"] for s in spokes.values() if s.get("group")})
+    summary = f"{len(spokes)} spokes" + (f", groups {', '.join(groups)}" if groups else "")
+    urn = walk.urn(MEMBERSHIP_TYPE, MEMBERSHIP_NAME, None)
+    old = _old_inputs(walk, urn)
+    refused = [d for d in deselections(old or {}, record) if not d.uninstall]
+    if refused:
+        for d in refused:
+            walk.diagnostics.append({"severity": "error", "urn": urn,
+                                     "message": f"error: {d.message()}"})
+        return False
+    _dynamic(walk, MEMBERSHIP_TYPE, MEMBERSHIP_NAME, None, {**record, "selection": summary},
+             MEMBERSHIP_KEYS)
+    return True
+
+
+def stack_urn_of(state: LastState, project: str, stack: str) -> str:
+    return state.stack_urn or f"urn:pulumi:{stack}::{project}::{STACK_TYPE}::{project}-{stack}"
+
+
+def _start(state: LastState, project: str, stack: str, known_connection: bool) -> _Walk:
+    stack_urn = stack_urn_of(state, project, stack)
+    parts = stack_urn.split("::")
+    prefix = f"{parts[0]}::{parts[1]}::"
+    walk = _Walk(state, prefix, stack_urn, known_connection)
+    old = state.stack_resource
+    step: dict[str, Any] = {"op": "same" if old else "create", "urn": stack_urn,
+                            "newState": {"urn": stack_urn, "type": STACK_TYPE,
+                                         "custom": False}}
+    if old:
+        step["oldState"] = {"urn": stack_urn, "type": STACK_TYPE, "custom": False,
+                            "outputs": shown(old.get("outputs") or {})}
+    walk.steps.append(step)
+    walk.seen.add(stack_urn)
+    return walk
+
+
+def _document(walk: _Walk) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for step in walk.steps:
+        counts[step["op"]] = counts.get(step["op"], 0) + 1
+    return {"steps": walk.steps, "diagnostics": walk.diagnostics, "changeSummary": counts}
+
+
+def failed_document(state: LastState, project: str, stack: str, message: str) -> dict[str, Any]:
+    """The program stopped before registering anything (config or selection error)."""
+    walk = _start(state, project, stack, True)
+    walk.diagnostics.append({"severity": "error", "message": f"error: {message}"})
+    return _document(walk)
+
+
+def preview_document(plan: FleetPlan, state: LastState, project: str, stack: str,
+                     known_connection: bool = True) -> dict[str, Any]:
+    """The steps of `pulumi preview` for this plan and state (see the module docstring).
+    `known_connection`: the access-provider file was read, so connections and
+    kubeconfigs are built as the program builds them (else only servers compare)."""
+    walk = _start(state, project, stack, known_connection)
+    if not _membership(walk, plan):
+        return _document(walk)
+    for step in plan.waves:
+        for batch in step.batches:
+            changed = False
+            for name in batch.spokes:
+                spoke = plan.spokes[name]
+                if spoke.install is None:
+                    continue
+                ops = _spoke(walk, spoke)
+                changed |= any(op != "same" for op in ops)
+                if plan.shows_waves:
+                    walk.diagnostics.append({
+                        "severity": "info", "urn": walk.urn(SPOKE_TYPE, name, None),
+                        "message": f"wave {step.name!r} ({step.index + 1} of the rollout)"})
+            if step.gated and batch.spokes:
+                _gate(walk, plan, step, batch, changed)
+    for err in plan.errors:
+        walk.diagnostics.append({"severity": "error", "message": f"error: {err}"})
+    if plan.failure is not None:
+        walk.diagnostics.append({"severity": "error", "message": f"error: {plan.failure}"})
+        return _document(walk)
+    for urn, res in walk.state.resources.items():
+        type_ = str(res.get("type", ""))
+        if urn in walk.seen or type_ == STACK_TYPE or (
+                type_.startswith("pulumi:providers:") and urn_name(urn).startswith("default")):
+            continue
+        walk.add(urn, type_, "delete", None, res.get("parent"), custom=bool(res.get("custom")))
+    return _document(walk)

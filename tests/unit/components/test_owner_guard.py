@@ -1,0 +1,213 @@
+"""The spoke's owner guard: registered after everything of the spoke and depending on
+all of it (so Pulumi deletes it first), only when the plan has an owner; its create and
+diff never reach the spoke; its delete refuses while another stack's record is on an
+anchor, and goes on for this stack's record, no record, or a spoke it cannot reach."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+from typing import Any
+
+import pulumi
+import pytest
+from kubernetes.client.rest import ApiException
+from urllib3.exceptions import MaxRetryError
+
+from access import spoke_client as spoke_access
+from access import spoke_facts
+from components import fleet as fleet_mod
+from components import owner_guard
+from components import spoke as spoke_mod
+from config.stack_owner import owner_identity
+from core.errors import ProfileError
+from core.reasons import Reason
+from fleet import plan_fleet
+from lab.paths import REPO
+from tests.support.factories import FakeInventory, spoke_connection, two_spoke_fleet
+
+ME = owner_identity("file:///state", "organization", "knative-fleet", "prod")
+OTHER = owner_identity("file:///state", "organization", "knative-fleet", "copy")
+SERVING = "knative-serving/knativeserving-knative-serving-root-owner"
+EVENTING = "knative-eventing/knativeeventing-knative-eventing-root-owner"
+GUARD_TYPE = "pulumi-python:dynamic/knative-fleet:SpokeOwnerGuard"
+
+
+def props(*anchors: str) -> dict[str, Any]:
+    return {"id": "spoke-1:owner-record", "spoke": "spoke-1", "owner": ME,
+            "anchors": list(anchors), "spokeUrn": "urn:x::Spoke::spoke-1",
+            "connection": spoke_access.connection_props(spoke_connection()),
+            "pluginTimeoutSeconds": 5}
+
+
+def spoke_with(monkeypatch: pytest.MonkeyPatch, anchors: dict[str, Any],
+               enter: Exception | None = None) -> list[tuple[str, str]]:
+    """The spoke as the delete step reads it: {"namespace/name": annotations, None (no
+    such anchor) or an exception to raise}; `enter`: reaching the spoke fails so."""
+    reads: list[tuple[str, str]] = []
+
+    @contextlib.contextmanager
+    def client(connection: dict, timeout: float):
+        if enter is not None:
+            raise enter
+        yield object()
+
+    def read_anchor(_api: Any, namespace: str, name: str) -> dict | None:
+        reads.append((namespace, name))
+        found = anchors.get(f"{namespace}/{name}")
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    monkeypatch.setattr(spoke_access, "spoke_client", client)
+    monkeypatch.setattr(spoke_facts, "read_anchor", read_anchor)
+    return reads
+
+
+def delete(p: dict[str, Any]) -> None:
+    owner_guard._Provider().delete(p["id"], p)
+
+
+def test_another_stacks_record_refuses_the_delete(monkeypatch: pytest.MonkeyPatch) -> None:
+    spoke_with(monkeypatch, {SERVING: {"knative-fleet.dev/owner": ME},
+                             EVENTING: {"knative-fleet.dev/owner": OTHER}})
+    with pytest.raises(owner_guard.OwnedByAnotherStack) as refused:
+        delete(props(SERVING, EVENTING))
+    message = str(refused.value)
+    assert message.startswith("spoke 'spoke-1': ")
+    assert f"stack '{OTHER}' manages this spoke" in message
+    assert "pulumi state delete --target-dependents 'urn:x::Spoke::spoke-1'" in message
+    assert "python -m fleet hand-over --spoke spoke-1" in message
+
+
+@pytest.mark.parametrize("anchor", [
+    {"knative-fleet.dev/owner": ME},
+    {"operator.knative.dev/anchor": "true"},  # no record: installed before records
+    None,  # no anchor, or no namespace: the API answers 404 for both
+])
+def test_this_stacks_record_or_none_lets_the_delete_go_on(
+        monkeypatch: pytest.MonkeyPatch, anchor: dict | None) -> None:
+    reads = spoke_with(monkeypatch, {SERVING: anchor})
+    delete(props(SERVING))
+    assert reads == [tuple(SERVING.split("/"))]
+
+
+@pytest.mark.parametrize("failure", [
+    ProfileError(Reason.ACCESS_PROVIDER_FAILED, "secret fleet-system/spoke-1 not found"),
+    MaxRetryError(None, "/api", "connection refused"),  # type: ignore[arg-type]
+    TimeoutError("timed out"),
+])
+def test_a_spoke_it_cannot_reach_does_not_block_its_removal(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        failure: Exception) -> None:
+    spoke_with(monkeypatch, {}, enter=failure)
+    delete(props(SERVING))
+    err = capsys.readouterr().err
+    assert "spoke 'spoke-1': cannot be reached to read its owner record" in err
+    assert "its delete goes on" in err
+
+
+def test_an_api_server_that_does_not_answer_is_unreachable(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    spoke_with(monkeypatch, {SERVING: ApiException(status=503)})
+    delete(props(SERVING))
+    assert "cannot be reached" in capsys.readouterr().err
+
+
+def test_a_refused_read_refuses_the_delete(monkeypatch: pytest.MonkeyPatch) -> None:
+    spoke_with(monkeypatch, {SERVING: ApiException(status=403)})
+    with pytest.raises(owner_guard.OwnedByAnotherStack, match="may not get configmaps in "
+                       "knative-serving"):
+        delete(props(SERVING))
+
+
+def test_an_unexpected_failure_names_the_spoke_and_deletes_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    spoke_with(monkeypatch, {SERVING: ValueError("bad anchor")})
+    with pytest.raises(RuntimeError, match="spoke 'spoke-1': could not check the owner "
+                       "record.*ValueError: bad anchor; nothing on the spoke was deleted"):
+        delete(props(SERVING))
+
+
+def test_create_and_diff_record_the_inputs_without_reaching_the_spoke(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = spoke_with(monkeypatch, {}, enter=AssertionError("reached the spoke"))
+    provider = owner_guard._Provider()
+    old = props(SERVING)
+    assert provider.create(old).id == "spoke-1:owner-record"
+    assert not provider.diff("g", old, {**old, "spokeUrn": "urn:renamed"}).changes
+    for key, value in (("owner", OTHER), ("anchors", [SERVING, EVENTING]),
+                       ("connection", {**old["connection"], "server": "https://new:6443"})):
+        diff = provider.diff("g", old, {**old, key: value})
+        assert diff.changes and not diff.replaces, key
+    assert reads == []
+
+
+def test_the_module_loads_without_the_kubernetes_client() -> None:
+    """Every preview starts the dynamic provider and unpickles this module."""
+    code = ("import sys, components.owner_guard; print(sorted({m.split('.')[0] for m in "
+            "sys.modules} & {'kubernetes', 'pydantic', 'access', 'knative', 'fleet'}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,
+                         capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
+
+
+class Mocks(pulumi.runtime.Mocks):
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[str, dict]] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        self.seen[args.name] = (args.typ, args.inputs)
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+def register(monkeypatch: pytest.MonkeyPatch, owner: str | None
+             ) -> tuple[Mocks, dict[str, spoke_mod.Spoke], dict[str, list]]:
+    """Registers the two-spoke fleet with mocks; returns what the engine saw, the
+    spokes, and each owner guard's depends_on."""
+    mocks = Mocks()
+    pulumi.runtime.set_mocks(mocks, preview=False)
+    depends: dict[str, list] = {}
+    real = spoke_mod.SpokeOwnerGuard
+
+    def recording(name: str, **kwargs: Any) -> Any:
+        depends[name] = list(kwargs["opts"].depends_on)
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(spoke_mod, "SpokeOwnerGuard", recording)
+    plan = plan_fleet(two_spoke_fleet(), FakeInventory(), owner=owner)
+    spokes: dict[str, spoke_mod.Spoke] = {}
+
+    @pulumi.runtime.test
+    def program():
+        spokes.update(fleet_mod.register_fleet(plan))
+
+    program()
+    return mocks, spokes, depends
+
+
+def test_each_spoke_gets_a_guard_that_depends_on_everything_of_the_spoke(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    mocks, spokes, depends = register(monkeypatch, ME)
+    assert set(depends) == {"spoke-a:owner-record", "spoke-b:owner-record"}
+    spoke = spokes["spoke-a"]
+    expected = {spoke.provider, *spoke._sweep, *spoke._guards.values(), *spoke.registered}
+    assert spoke._sweep and spoke._guards  # the install has aggregated roles
+    assert set(depends["spoke-a:owner-record"]) == expected
+    assert len(spoke.registered) > 100
+    typ, inputs = mocks.seen["spoke-a:owner-record"]
+    assert typ == GUARD_TYPE
+    assert inputs["owner"] == ME and inputs["spoke"] == "spoke-a"
+    assert inputs["anchors"] == [EVENTING, SERVING]
+    assert inputs["spokeUrn"].endswith("::knative-fleet:index:Spoke::spoke-a")
+    assert mocks.seen["spoke-b:owner-record"][1]["anchors"] == [SERVING]
+
+
+def test_without_an_owner_no_guard_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    mocks, _, depends = register(monkeypatch, None)
+    assert depends == {}
+    assert not [n for n, (typ, _) in mocks.seen.items() if typ == GUARD_TYPE]
