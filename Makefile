@@ -31,28 +31,50 @@ export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
 export PULUMI_SKIP_CHECKPOINTS ?= true
 # Each object's Diff off the engine's one-at-a-time step loop (docs/performance.md, "Self-managed backends and the engine's diffs").
 export PULUMI_PARALLEL_DIFF ?= true
-TOOLS_ENV = PATH="$(PULUMI_BIN):$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
+TOOLS_ENV = PATH="$(if $(filter-out $(BIN),$(PULUMI_BIN)),$(PULUMI_BIN):)$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
 .PHONY: venv toolchain test-tools lab-up lab-down lab-status lab-dump demo demo-destroy review apply fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor
 
+# The lowest Python the project runs on (README, "Set-up"); an older one is refused here.
+PYTHON_MIN := 3.11.2
 $(STAMP): requirements.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:3] < (3, 11, 2))' || {
+	  echo "error: knative-fleet needs Python $(PYTHON_MIN) or later; $(PYTHON) is" \
+	    "$$($(PYTHON) --version 2>&1). Fix: make PYTHON=/path/to/python3.11 ..." >&2; exit 1; }
+	echo "venv: $(VENV) with requirements.txt"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+# The terminal gets one line per toolchain step; the build's whole output (every module
+# download, every compiler message) goes to $(TOOLCHAIN_LOG), whose end is shown on failure.
+TOOLCHAIN_LOG := .lab/toolchain.log
+define build_tools
+	@mkdir -p .lab
+	if [ ! -f "$$(dirname "$$(toolchain/build.sh --print)")/$(3)" ]; then
+	  echo "toolchain: building$(2) from pinned Go modules, once per machine; log: $(TOOLCHAIN_LOG)"
+	fi
+	if ! toolchain/build.sh $(1) 2>&1 >/dev/null | tee $(TOOLCHAIN_LOG) \
+	    | { grep --line-buffered -E 'toolchain: (built|[^b])' || true; }; then
+	  echo "toolchain: failed; the end of $(TOOLCHAIN_LOG):" >&2
+	  tail -n 40 $(TOOLCHAIN_LOG) >&2
+	  exit 1
+	fi
+endef
+
 toolchain:
-	toolchain/build.sh >/dev/null
+	$(call build_tools,, the lab's tools,.complete)
 
 # The tools only the tests use (the Knative Operator, actionlint): not built for the demo.
 test-tools:
-	toolchain/build.sh --test-tools >/dev/null
+	$(call build_tools,--test-tools, the tests' tools,.test-tools-complete)
 
 lab-up: venv toolchain
-	$(PY) -m lab up
+	@$(PY) -m lab up
 
 lab-down: venv
 	$(PY) -m lab down
@@ -65,13 +87,12 @@ lab-dump: venv
 
 # Progress per spoke on the terminal; every object step in the log file it names.
 demo: lab-up $(PULUMI_TOOLS)
-	mkdir -p $(STATE)
-	$(PULUMI) stack select demo --create --non-interactive
-	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-up.log -- pulumi up --yes --skip-preview --non-interactive --stack demo
-	$(PULUMI) stack output --stack demo --json spokes
+	@mkdir -p $(STATE)
+	$(PULUMI) stack select demo --create --non-interactive >/dev/null
+	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-up.log --outputs demo -- pulumi up --yes --skip-preview --non-interactive --stack demo
 
 demo-destroy: venv $(PULUMI_TOOLS)
-	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-destroy.log -- pulumi destroy --yes --skip-preview --non-interactive --stack demo
+	@$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-destroy.log -- pulumi destroy --yes --skip-preview --non-interactive --stack demo
 
 # PR review of a stack's preview: .review/$(STACK)/report.md and report.json (review/README.md).
 STACK ?= demo

@@ -44,7 +44,7 @@ def delete_refusal(spoke: str, owner: str, records: Mapping[str, str | None],
             f"{OWNER_ANNOTATION} on {where}); this stack is {owner!r}, and its delete would "
             f"remove what the other stack manages; nothing on the spoke was deleted. Fix: "
             f"{_forget(spoke, spoke_urn)}; or, to manage it from this stack, hand it over "
-            f"first: python -m fleet hand-over --spoke {spoke} --from-stack "
+            f"first: python -m operations hand-over --spoke {spoke} --from-stack "
             f"{stack_of(holders[0])} --to-stack {stack_of(owner)}")
 
 

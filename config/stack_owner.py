@@ -5,7 +5,7 @@ one stack name on two backends) would otherwise overwrite each other's objects, 
 one's destroy would remove what the other manages. The identity names the state
 backend, the organization, the project and the stack, so it is the same on every run
 of one stack and differs between any two. It is computed once, at the program's edge
-(`__main__.py`, `python -m fleet hand-over`), and handed to the planner as a string.
+(`__main__.py`, `python -m operations hand-over`), and handed to the planner as a string.
 """
 
 from __future__ import annotations

@@ -78,12 +78,12 @@ REMEDIATION: dict[Reason, str] = {
     ),
     Reason.SPOKE_ACCESS_DENIED: (
         "add the rule the message names to the ClusterRole bound to the spoke's identity; "
-        "`python -m fleet rights --stack <stack>` prints the whole role this stack needs, "
+        "`python -m operations rights --stack <stack>` prints the whole role this stack needs, "
         "with its binding (README 'Using it on your own fleet')"
     ),
     Reason.SPOKE_OWNED_BY_ANOTHER_STACK: (
         "a spoke has one owner. To move it to this stack, hand it over from the stack the "
-        "message names: `python -m fleet hand-over --spoke <spoke> --from-stack <owner> "
+        "message names: `python -m operations hand-over --spoke <spoke> --from-stack <owner> "
         "--to-stack <this stack>` (README 'Moving a spoke between stacks'), then move it "
         "in the stacks' config; otherwise take the spoke out of this stack's selection"
     ),

@@ -59,7 +59,7 @@ def owner_refusal(spoke: str, facts: SpokeFacts, owner: str | None) -> Resolutio
     return ResolutionError(spoke, Reason.SPOKE_OWNED_BY_ANOTHER_STACK, (
         f"stack {names} manages this spoke (annotation {manifests.OWNER_ANNOTATION} on "
         f"{where}); this stack is {owner!r}; nothing on the spoke was changed. To move it "
-        f"here: python -m fleet hand-over --spoke {spoke} --from-stack "
+        f"here: python -m operations hand-over --spoke {spoke} --from-stack "
         f"{stack_of(holder[0])} --to-stack {stack_of(owner)}"))
 
 

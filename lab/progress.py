@@ -1,19 +1,20 @@
 """Runs a Pulumi command for a person watching: the full output goes to a log file,
-the terminal gets a line per spoke as its objects settle, then Pulumi's own summary
-(diagnostics, outputs, resource counts, duration).
+the terminal gets a line per spoke when its component is done (and every failed step),
+then Pulumi's summary without its outputs, and the spokes' outputs as one line each.
 
-    python -m lab.progress LOGFILE -- pulumi up ...
+    python -m lab.progress LOGFILE [--outputs STACK] -- pulumi up ...
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from core.interrupts import restore_sigint
 
@@ -22,48 +23,82 @@ from core.interrupts import restore_sigint
 STEP = re.compile(
     r"^\s*[-+~<>=*]+\s+\S+\s+(?P<spoke>[a-z0-9][a-z0-9-]*):\S+\s+"
     r"(?P<verb>created|updated|deleted|replaced|read|[a-z]+ing failed)\b")
-# Pulumi's summary starts with one of these headers; from there every line is shown.
+# A spoke's component done, e.g.  +  knative-fleet:index:Spoke spoke-1 created (95s)
+SPOKE_DONE = re.compile(
+    r"^\s*[-+~<>=*]+\s+knative-fleet:index:Spoke\s+(?P<spoke>[a-z0-9][a-z0-9-]*)\s+"
+    r"(?P<verb>created|updated|deleted|[a-z]+ing failed)(?:\s+\((?P<took>[^)]*)\))?")
+# Pulumi's summary starts with one of these headers; from there its lines are shown,
+# but for the outputs (shown one line a spoke after the run instead).
 SUMMARY = ("Diagnostics:", "Outputs:", "Resources:")
-REPORT_EVERY_S = 5.0
 
 
-def summarize(lines: Iterable[str], now=time.monotonic) -> Iterator[str]:
-    """Terminal lines for Pulumi output lines: per-spoke counts at most every few
-    seconds while objects settle, then the summary verbatim."""
+def summarize(lines: Iterable[str]) -> Iterator[str]:
+    """Terminal lines for Pulumi output lines: each spoke's counts once, when its
+    component is done, every failed step, then the summary without its outputs."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    dirty: set[str] = set()
-    last = now()
     in_summary = False
+    section = ""
     for line in lines:
         line = line.rstrip("\n")
         if in_summary or line.strip() in SUMMARY:
             if not in_summary:
-                yield from _report(counts, dirty)
+                yield from _report(counts, sorted(counts))
                 in_summary = True
-            yield line
+            if line and not line[0].isspace():
+                section = line.strip()
+            if section != "Outputs:":
+                yield line
+            continue
+        done = SPOKE_DONE.match(line)
+        if done:
+            took = f" in {done['took']}" if done["took"] else ""
+            yield from _report(counts, [done["spoke"]], took)
             continue
         match = STEP.match(line)
         if match:
             verb = "failed" if match["verb"].endswith("failed") else match["verb"]
             counts[match["spoke"]][verb] += 1
-            dirty.add(match["spoke"])
             if verb == "failed":
                 yield line.strip()
-        if dirty and now() - last >= REPORT_EVERY_S:
-            yield from _report(counts, dirty)
-            last = now()
     if not in_summary:
-        yield from _report(counts, dirty)
+        yield from _report(counts, sorted(counts))
 
 
-def _report(counts: dict[str, Counter[str]], dirty: set[str]) -> Iterator[str]:
-    for spoke in sorted(dirty):
-        done = ", ".join(f"{n} {verb}" for verb, n in sorted(counts[spoke].items()))
-        yield f"  {spoke}: {done}"
-    dirty.clear()
+def _report(counts: dict[str, Counter[str]], spokes: list[str], took: str = "") -> Iterator[str]:
+    for spoke in spokes:
+        done = ", ".join(f"{n} {verb}" for verb, n in sorted(counts.pop(spoke, {}).items()))
+        yield f"  {spoke}: {done or 'nothing to change'}{took}"
+
+
+def spoke_lines(spokes: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
+    """The stack's `spokes` output, one line a spoke."""
+    for name, out in sorted(spokes.items()):
+        cond = out.get("targetClusterResolved") or {}
+        parts = [f"{name}:", "ready" if out.get("ready") else "NOT ready"]
+        parts += [f"{c} {out[c]}" for c in ("serving", "eventing") if out.get(c)]
+        parts.append(f"TargetClusterResolved={cond.get('status', '?')}"
+                     + (f" ({cond['reason']})" if cond.get("status") != "True"
+                        and cond.get("reason") else ""))
+        if out.get("server"):
+            parts.append(str(out["server"]))
+        yield "  " + " ".join(parts)
+
+
+def show_outputs(stack: str) -> None:
+    proc = subprocess.run(["pulumi", "stack", "output", "--stack", stack, "--json", "spokes"],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        print(f"pulumi stack output --stack {stack}: {proc.stderr.strip()}", flush=True)
+        return
+    print("Spokes:", flush=True)
+    for line in spoke_lines(json.loads(proc.stdout or "{}")):
+        print(line, flush=True)
 
 
 def main(argv: list[str]) -> int:
+    stack = None
+    if len(argv) > 2 and argv[1] == "--outputs":
+        stack, argv = argv[2], [argv[0], *argv[3:]]
     if len(argv) < 3 or argv[1] != "--":
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
@@ -86,6 +121,8 @@ def main(argv: list[str]) -> int:
         code = proc.wait()
     if code:
         print(f"failed (exit {code}); full log: {log}", flush=True)
+    elif stack:
+        show_outputs(stack)
     return code
 
 

@@ -1,5 +1,5 @@
 """The lab's spoke identity: the ServiceAccount the access provider's token is for, bound
-to the ClusterRole knative-fleet derives from a plan (fleet.access_roles) instead of
+to the ClusterRole knative-fleet derives from a plan (operations.access_roles) instead of
 cluster-admin. The lab's stacks install every Knative version of the release mirror with
 each ingress and every Eventing source, so the lab's role is the union of those plans'."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from config.fleet import parse_fleet_config
 from core.errors import PlanError
-from fleet.access_roles import spoke_documents, spoke_rights, subject
+from operations.access_roles import spoke_documents, spoke_rights, subject
 from fleet.rights import policy_rules
 from lab.paths import RELEASES
 

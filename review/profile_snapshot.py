@@ -2,7 +2,7 @@
 
 `python -m review profiles --stack S > profiles.json` lists the ClusterProfiles of the
 stack's inventory namespaces (its groups' and entries' namespaces: the hub Role
-`python -m fleet rights --only hub` prints grants exactly `get` and `list` there), with
+`python -m operations rights --only hub` prints grants exactly `get` and `list` there), with
 a read-only hub credential, and writes them as one JSON document. A profile holds how
 to reach its spoke (server, CA, provider names), no credential; managedFields are
 dropped.
@@ -24,7 +24,7 @@ from typing import Any
 
 from access.hub import hub_api_client, list_cluster_profiles
 from config.fleet import FleetConfig
-from fleet.access_roles import inventory_namespaces
+from operations.access_roles import inventory_namespaces
 
 SCHEMA = "knative-fleet-profiles/1"
 

@@ -100,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
                          help="print JSON on stdout (progress goes to stderr)")
     move = sub.add_parser("hand-over", help="move a spoke from one shard stack to another "
                           "with no object deleted or re-created (shard rebalancing; "
-                          "python -m fleet hand-over)")
+                          "python -m operations hand-over)")
     move.add_argument("--spoke", required=True, help="the spoke's name in the fleet")
     move.add_argument("--from-stack", required=True, help="the stack that manages it now")
     move.add_argument("--to-stack", required=True, help="the stack that takes it over")
@@ -248,11 +248,10 @@ def run_hand_over(args: argparse.Namespace) -> int:
     """Shard rebalancing: the fleet's hand-over, from the project directory (README,
     "Moving a spoke between stacks"). Move the spoke in the stacks' selections too, so
     the overlap check and the next rollout agree."""
-    from fleet.__main__ import main as fleet_main
+    from operations.__main__ import hand_over_spoke
 
-    os.chdir(args.project_dir.resolve())
-    return fleet_main(["hand-over", "--spoke", args.spoke, "--from-stack", args.from_stack,
-                       "--to-stack", args.to_stack])
+    return hand_over_spoke(args.spoke, args.from_stack, args.to_stack,
+                           project_dir=args.project_dir.resolve())
 
 
 def main(argv: list[str] | None = None) -> int:

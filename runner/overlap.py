@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from targeting.claims import Claim
 from targeting.selection import MEMBER_ID_LABEL
 
-HAND_OVER = "python -m fleet hand-over --spoke {spoke} --from-stack {src} --to-stack {dst}"
+HAND_OVER = "python -m operations hand-over --spoke {spoke} --from-stack {src} --to-stack {dst}"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """knative-fleet with least-privilege identities instead of cluster-admin, on the lab's
 RBAC-enforcing API servers: a spoke reached as a ServiceAccount bound to exactly the
-ClusterRole `python -m fleet rights` derives from the stack's plan installs, previews
+ClusterRole `python -m operations rights` derives from the stack's plan installs, previews
 without change and uninstalls; without one right it is refused with the verb, the
 resource and the rule to add while the rest of the fleet converges and nothing on it
 changes; a hub identity that may not list ClusterProfiles fails the run with its fix,
@@ -23,7 +23,7 @@ from kubernetes import client, config, utils
 from kubernetes.client.rest import ApiException
 
 from config.fleet import parse_fleet_config
-from fleet.access_roles import hub_documents, subject
+from operations.access_roles import hub_documents, subject
 from lab import register
 from lab.fleet import FleetStack, entry, fleet_config
 from lab.handle import Lab
@@ -52,7 +52,7 @@ def config_of(lab: Lab, fleet: list[dict], **overrides: object):
 
 
 def rights_command(config: Path) -> list[dict]:
-    """`python -m fleet rights` as a user runs it, on a stack file."""
+    """`python -m operations rights` as a user runs it, on a stack file."""
     proc = subprocess.run([sys.executable, "-m", "fleet", "rights", "--config", str(config),
                            "--spoke-subject", f"ServiceAccount:kube-system/{ACCOUNT}",
                            "--only", "spoke", "--spoke-role", ROLE], cwd=REPO,
@@ -187,7 +187,7 @@ def test_without_one_right_that_spoke_alone_is_refused_and_left_untouched(
                f"{verb} {resource}.{group}" in res.out, res.out
         assert f"Add to its ClusterRole: apiGroups: ['{group}'], resources: [{resource}], " \
                f"verbs: [{verb}]" in res.out, res.out
-        assert "python -m fleet rights --stack <stack>" in res.out
+        assert "python -m operations rights --stack <stack>" in res.out
         available = deployments_available(world["s2"].api(), "knative-serving")
         assert available and all(available.values()), available
         assert snapshot(world["s1"].api()) == before

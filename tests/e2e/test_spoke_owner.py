@@ -3,7 +3,7 @@
 Stack A installs Serving on spoke-1 and records itself on the spoke. Stack B, selecting
 the same ClusterProfile, is refused in preview and in `up` with
 SpokeOwnedByAnotherStack naming A, writes nothing there, and its destroy removes
-nothing. `python -m fleet hand-over` then moves spoke-1 from A to B: B's `up` adopts
+nothing. `python -m operations hand-over` then moves spoke-1 from A to B: B's `up` adopts
 every object in place (no delete, no re-create: every uid kept), A's next `up` and its
 `destroy` leave the spoke alone, and B's preview afterwards shows no change. Last, a
 spoke with a KnativeServing CR of the Knative Operator is refused, naming the CR. Then
@@ -101,7 +101,7 @@ def test_a_second_stack_is_refused_and_changes_nothing(world: World) -> None:
         assert not res.ok, res.out
         assert "spoke 'spoke-1': SpokeOwnedByAnotherStack" in res.out, res.out
         assert f"stack '{owner_a}' manages this spoke" in res.out, res.out
-        assert (f"python -m fleet hand-over --spoke spoke-1 --from-stack "
+        assert (f"python -m operations hand-over --spoke spoke-1 --from-stack "
                 f"organization/knative-fleet/{world.a.stack} --to-stack "
                 f"organization/knative-fleet/{world.b.stack}") in res.out, res.out
     assert managed_versions(api) == before

@@ -134,7 +134,7 @@ def test_overlapping_stacks_are_refused_before_any_runs(world: World, tmp_path: 
     assert f"stack {b} selects it as spoke 'two' (fleet[0])" in err, err
     assert f"ClusterProfiles {ns}/p-1 and {ns}/p-1-alias, one cluster (the same " \
            f"{MEMBER_ID_LABEL}='{world.member}'): selected by stacks {a} and {c}" in err, err
-    assert f"python -m fleet hand-over --spoke two --from-stack {b} --to-stack {a}" in err, err
+    assert f"python -m operations hand-over --spoke two --from-stack {b} --to-stack {a}" in err, err
     assert "Nothing was run. Fix:" in err
     assert proc.stdout == ""  # not even the run's first line
     assert not logs.exists()

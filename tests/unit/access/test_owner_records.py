@@ -35,7 +35,7 @@ def test_another_stacks_record_refuses_the_delete_naming_it_and_the_ways_on() ->
     assert f"this stack is '{ME}'" in message
     assert "nothing on the spoke was deleted" in message
     assert f"pulumi state delete --target-dependents '{URN}'" in message
-    assert ("python -m fleet hand-over --spoke spoke-1 --from-stack "
+    assert ("python -m operations hand-over --spoke spoke-1 --from-stack "
             "organization/knative-fleet/copy --to-stack organization/knative-fleet/prod"
             in message)
 

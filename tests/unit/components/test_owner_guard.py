@@ -78,7 +78,7 @@ def test_another_stacks_record_refuses_the_delete(monkeypatch: pytest.MonkeyPatc
     assert message.startswith("spoke 'spoke-1': ")
     assert f"stack '{OTHER}' manages this spoke" in message
     assert "pulumi state delete --target-dependents 'urn:x::Spoke::spoke-1'" in message
-    assert "python -m fleet hand-over --spoke spoke-1" in message
+    assert "python -m operations hand-over --spoke spoke-1" in message
 
 
 @pytest.mark.parametrize("anchor", [

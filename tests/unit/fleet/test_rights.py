@@ -8,7 +8,7 @@ import pytest
 from access import Reason, SpokeFacts
 from config.fleet import parse_fleet_config
 from fleet import plan_fleet
-from fleet.access_roles import hub_documents, spoke_documents, spoke_rights, subject
+from operations.access_roles import hub_documents, spoke_documents, spoke_rights, subject
 from fleet.rights import Right, granted, missing_rights, plural, policy_rules
 from lab.paths import RELEASES
 from tests.support.factories import FakeInventory, two_spoke_fleet
@@ -102,7 +102,7 @@ def test_a_spoke_without_one_right_is_refused_with_the_rule_to_add() -> None:
         "this install needs; nothing on the spoke was changed. Add to its ClusterRole: "
         "apiGroups: ['apiextensions.k8s.io'], resources: [customresourcedefinitions], "
         "verbs: [patch]")
-    assert "python -m fleet rights" in str(refused.error)
+    assert "python -m operations rights" in str(refused.error)
     assert plan.spokes["spoke-b"].install is not None
     assert "spoke-a (SpokeAccessDenied)" in plan.failure
 

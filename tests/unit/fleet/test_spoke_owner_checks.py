@@ -89,7 +89,7 @@ def test_a_spoke_another_stack_owns_is_refused_and_the_rest_converges() -> None:
     text = str(refused.error)
     assert f"stack '{OTHER}' manages this spoke" in text
     assert f"ConfigMap {EVENTING_ANCHOR}" in text and SERVING_ANCHOR not in text
-    assert ("python -m fleet hand-over --spoke spoke-a --from-stack "
+    assert ("python -m operations hand-over --spoke spoke-a --from-stack "
             "organization/knative-fleet/copy --to-stack organization/knative-fleet/prod"
             ) in text
     assert "nothing on the spoke was changed" in text

@@ -1,8 +1,9 @@
-"""What `make demo` shows a person: counts per spoke, failures, then Pulumi's summary."""
+"""What `make demo` shows a person: a line per spoke, failures, then Pulumi's summary
+without its outputs, and the spokes' outputs one line each."""
 
 from __future__ import annotations
 
-from lab.progress import summarize
+from lab.progress import spoke_lines, summarize
 
 OUTPUT = """\
 Updating (demo):
@@ -11,25 +12,43 @@ Updating (demo):
  +  kubernetes:core/v1:ConfigMap spoke-1:knative-serving/config-network created (0.41s)
  +  kubernetes:apps/v1:Deployment spoke-2:knative-serving/activator created (3.1s)
  ~  kubernetes:core/v1:ConfigMap spoke-2:knative-serving/config-defaults updated (0.2s)
+ +  knative-fleet:index:Spoke spoke-1 created (95s)
  +  kubernetes:apps/v1:Deployment spoke-2:knative-serving/webhook creating failed error: boom
 Diagnostics:
   kubernetes:apps/v1:Deployment (spoke-2:knative-serving/webhook):
     error: boom
 Outputs:
-    spokes: {}
+    spokes: {
+        spoke-1: {}
+    }
 Resources:
     + 3 created
 Duration: 41s
 """
 
 
-def test_counts_per_spoke_then_the_summary_verbatim() -> None:
-    clock = iter(range(100))
-    shown = list(summarize(OUTPUT.splitlines(keepends=True), now=lambda: next(clock) * 10.0))
-    assert "  spoke-1: 1 created" in shown
+def test_a_line_per_spoke_then_the_summary_without_outputs() -> None:
+    shown = list(summarize(OUTPUT.splitlines(keepends=True)))
+    assert "  spoke-1: 1 created in 95s" in shown
+    assert sum(line.startswith("  spoke-1:") for line in shown) == 1
     assert any(line.startswith("  spoke-2: ") and "1 failed" in line and "1 updated" in line
                for line in shown)
     assert any("webhook creating failed" in line for line in shown)
     tail = shown[shown.index("Diagnostics:"):]
-    assert tail == OUTPUT.splitlines()[OUTPUT.splitlines().index("Diagnostics:"):]
+    assert tail == ["Diagnostics:", "  kubernetes:apps/v1:Deployment "
+                    "(spoke-2:knative-serving/webhook):", "    error: boom",
+                    "Resources:", "    + 3 created", "Duration: 41s"]
     assert not any("creating (0s)" in line for line in shown)
+
+
+def test_the_spokes_output_one_line_each() -> None:
+    lines = list(spoke_lines({
+        "spoke-2": {"ready": False, "targetClusterResolved": {
+            "status": "False", "reason": "ClusterProfileNotFound"}},
+        "spoke-1": {"ready": True, "serving": "1.23.0", "eventing": "1.23.0",
+                    "server": "https://127.0.0.1:6443",
+                    "targetClusterResolved": {"status": "True", "reason": "Resolved"}}}))
+    assert lines == [
+        "  spoke-1: ready serving 1.23.0 eventing 1.23.0 TargetClusterResolved=True "
+        "https://127.0.0.1:6443",
+        "  spoke-2: NOT ready TargetClusterResolved=False (ClusterProfileNotFound)"]

@@ -41,7 +41,7 @@ def test_a_profile_selected_by_two_stacks_names_it_and_both_stacks() -> None:
                                     "'m-1'): selected by stacks prod-eu-canary and prod-eu-main")
     assert "stack prod-eu-canary selects it as spoke 'eu-1' (groups[0] ('eu-canary'))" in text
     assert "stack prod-eu-main selects it as spoke 'eu-1' (groups[0] ('eu-main'))" in text
-    assert "python -m fleet hand-over --spoke eu-1 --from-stack prod-eu-main " \
+    assert "python -m operations hand-over --spoke eu-1 --from-stack prod-eu-main " \
            "--to-stack prod-eu-canary" in text
     assert "eu-3" not in text
 
@@ -220,7 +220,7 @@ def test_the_runner_refuses_overlapping_stacks_before_any_runs(
     assert "python -m runner: refused: 1 spoke is selected by more than one stack" in err
     assert "ClusterProfile fleet-system/eu-2: selected by stacks prod-a and prod-b" in err
     assert "stack prod-b selects it as spoke 'eu-2' (fleet[0])" in err
-    assert "python -m fleet hand-over --spoke eu-2 --from-stack prod-b --to-stack prod-a" in err
+    assert "python -m operations hand-over --spoke eu-2 --from-stack prod-b --to-stack prod-a" in err
     assert not (root / "logs").exists()
 
 

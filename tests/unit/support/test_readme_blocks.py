@@ -90,7 +90,7 @@ def test_the_readmes_own_fleet_section_is_runnable_as_written() -> None:
     assert {"STACK", "HUB_KUBECONFIG", "HUB_ADMIN_KUBECONFIG", "SPOKE_ADMIN_KUBECONFIGS",
             "PROVIDER_FILE", "BACKEND_URL"} <= assigned(values)
     text = "".join(b.text for b in rest)
-    for command in ("pulumi login", "pulumi stack init", "make venv", "python -m fleet rights",
+    for command in ("pulumi login", "pulumi stack init", "make venv", "python -m operations rights",
                     "kubectl --kubeconfig", "pulumi preview", "pulumi up",
                     "pulumi stack output spokes", "pulumi destroy"):
         assert command in text, command

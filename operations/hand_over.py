@@ -24,11 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.resource_types import MEMBERSHIP, SPOKE_TYPE
+
 if TYPE_CHECKING:
     from config.fleet import FleetConfig
 
-SPOKE_TYPE = "knative-fleet:index:Spoke"
-MEMBERSHIP_TYPE_SUFFIX = "knative-fleet:FleetMembership"
 PROFILE_IDENTIFIER_PREFIX = "clusterprofile/"
 FIELD_MANAGER = "knative-fleet-hand-over"
 
@@ -107,7 +107,7 @@ def without_spoke(export: Mapping[str, Any], spoke: str) -> tuple[dict[str, Any]
                 f"the spoke but not under its component; the state is not one this "
                 f"program wrote, so nothing was changed")
         resource = _without_references(resource, dropped)
-        if str(resource.get("type", "")).endswith(MEMBERSHIP_TYPE_SUFFIX):
+        if resource.get("type") == MEMBERSHIP.type:
             resource = _without_member(resource, spoke)
         kept.append(resource)
     deployment = dict(export.get("deployment") or {})
@@ -124,7 +124,7 @@ def spoke_profile(export: Mapping[str, Any], spoke: str) -> tuple[str, str] | No
     membership record, else the cluster identifier of the spoke's provider."""
     resources = _resources(export)
     for resource in resources:
-        if str(resource.get("type", "")).endswith(MEMBERSHIP_TYPE_SUFFIX):
+        if resource.get("type") == MEMBERSHIP.type:
             member = ((resource.get("inputs") or {}).get("spokes") or {}).get(spoke) or {}
             if "/" in str(member.get("profile", "")):
                 namespace, name = member["profile"].split("/", 1)
@@ -158,22 +158,22 @@ def record_refusal(spoke: str, records: Mapping[str, str | None], from_owner: st
 
 # ----- the CLI side ---------------------------------------------------------------------
 
-def pulumi(*args: str) -> str:
-    """The Pulumi CLI's stdout, run in this directory (the project's) and environment."""
-    proc = subprocess.run(["pulumi", *args, "--non-interactive"], capture_output=True,
-                          text=True, check=False)
+def pulumi(*args: str, cwd: Path | None = None) -> str:
+    """The Pulumi CLI's stdout, run in the project directory `cwd` (default: this one)."""
+    proc = subprocess.run(["pulumi", *args, "--non-interactive"], cwd=cwd,
+                          capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise HandOverRefused(f"pulumi {' '.join(args)} failed: "
                               f"{proc.stderr.strip() or proc.stdout.strip()}")
     return proc.stdout
 
 
-def stack_owner(stack: str, backend: str) -> str:
+def stack_owner(stack: str, backend: str, cwd: Path | None = None) -> str:
     """The owner identity of a stack of this project (config.stack_owner)."""
     from config.stack_owner import owner_identity
 
     full = pulumi("stack", "--stack", stack, "--show-name",
-                  "--fully-qualify-stack-names").strip().splitlines()[-1]
+                  "--fully-qualify-stack-names", cwd=cwd).strip().splitlines()[-1]
     organization, project, name = full.split("/", 2)
     return owner_identity(backend, organization, project, name)
 
@@ -193,7 +193,8 @@ def _private(path: Path, doc: Mapping[str, Any]) -> Path:
 
 
 def hand_over(spoke: str, from_stack: str, to_stack: str, cfg: FleetConfig,
-              backup_dir: Path, log: Callable[[str], None] = print) -> Moved:
+              backup_dir: Path, log: Callable[[str], None] = print,
+              cwd: Path | None = None) -> Moved:
     """Moves `spoke` from `from_stack` (whose config `cfg` says how to reach the hub) to
     `to_stack`; raises HandOverRefused naming the spoke, the reason and the fix."""
     from kubernetes import client
@@ -205,12 +206,13 @@ def hand_over(spoke: str, from_stack: str, to_stack: str, cfg: FleetConfig,
     from fleet.spokes import INSTALL_NAMESPACES
     from knative.manifests import OWNER_ANNOTATION
 
-    backend = backend_url()
-    from_owner, to_owner = stack_owner(from_stack, backend), stack_owner(to_stack, backend)
+    backend = backend_url(cwd=str(cwd) if cwd else None)
+    from_owner = stack_owner(from_stack, backend, cwd)
+    to_owner = stack_owner(to_stack, backend, cwd)
     if from_owner == to_owner:
         raise HandOverRefused(f"spoke {spoke!r}: --from-stack and --to-stack are one stack "
                               f"({from_owner}); nothing was changed")
-    export = json.loads(pulumi("stack", "export", "--stack", from_stack))
+    export = json.loads(pulumi("stack", "export", "--stack", from_stack, cwd=cwd))
     filtered, dropped = without_spoke(export, spoke)
     where = spoke_profile(export, spoke)
     if where is None:
@@ -239,7 +241,7 @@ def hand_over(spoke: str, from_stack: str, to_stack: str, cfg: FleetConfig,
         base = f"{from_stack.replace('/', '_')}-{stamp}"
         backup = _private(backup_dir / f"{base}.json", export)
         new_state = _private(backup_dir / f"{base}-without-{spoke}.json", filtered)
-        pulumi("stack", "import", "--stack", from_stack, "--file", str(new_state))
+        pulumi("stack", "import", "--stack", from_stack, "--file", str(new_state), cwd=cwd)
         log(f"stack {from_stack}: forgot spoke {spoke!r} ({len(dropped)} resources; the "
             f"objects stay on the spoke); backup of the state before: {backup}")
     else:

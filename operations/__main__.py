@@ -1,11 +1,11 @@
-"""`python -m fleet rights --stack NAME`: the RBAC this stack's identities need, as YAML
+"""`python -m operations rights --stack NAME`: the RBAC this stack's identities need, as YAML
 ready to `kubectl apply`: the spoke ClusterRole and its binding (apply on every spoke),
 then the hub Role and its binding in each inventory namespace (apply on the hub).
 The stack's config is read with `pulumi config --json` (or from a stack file with
 `--config FILE`); nothing is read from the hub or a spoke.
 
-`python -m fleet hand-over --spoke NAME --from-stack A --to-stack B`: moves a spoke
-from stack A to stack B with no object deleted or re-created (fleet.hand_over): A's
+`python -m operations hand-over --spoke NAME --from-stack A --to-stack B`: moves a spoke
+from stack A to stack B with no object deleted or re-created (operations.hand_over): A's
 state forgets it (a backup kept), then the spoke's owner record names B. Run it in the
 project directory, logged in to the stacks' backend.
 """
@@ -24,7 +24,7 @@ import yaml
 from config.fleet import parse_fleet_config
 from config.stack_config import read_stack_config, stack_file_values, values_getter
 from core.errors import FleetError
-from fleet.access_roles import HUB_ROLE, SPOKE_ROLE, hub_documents, spoke_documents, subject
+from operations.access_roles import HUB_ROLE, SPOKE_ROLE, hub_documents, spoke_documents, subject
 
 DEFAULT_SPOKE_SUBJECT = "ServiceAccount:kube-system/knative-fleet-spoke"
 DEFAULT_HUB_SUBJECT = "User:knative-fleet"
@@ -32,10 +32,10 @@ DEFAULT_HUB_SUBJECT = "User:knative-fleet"
 BACKUP_DIR = Path.home() / ".knative-fleet" / "backups"
 
 
-def stack_values(stack: str) -> dict[str, Any]:
+def stack_values(stack: str, cwd: Path | None = None) -> dict[str, Any]:
     """{key: value} of the stack's config as `pulumi config --json` gives it (secrets
-    stay hidden: no key this command reads is one)."""
-    proc = subprocess.run(["pulumi", "config", "--json", "--stack", stack],
+    stay hidden: no key this command reads is one), in the project directory `cwd`."""
+    proc = subprocess.run(["pulumi", "config", "--json", "--stack", stack], cwd=cwd,
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"pulumi config --stack {stack} failed: {proc.stderr.strip()}")
@@ -46,7 +46,7 @@ def stack_values(stack: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fleet", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m operations", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     rights = sub.add_parser("rights", help="the RBAC this stack's identities need, as YAML")
@@ -91,17 +91,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_hand_over(args: argparse.Namespace) -> int:
-    from fleet.hand_over import HandOverRefused, hand_over
+    return hand_over_spoke(args.spoke, args.from_stack, args.to_stack, args.backup_dir)
+
+
+def hand_over_spoke(spoke: str, from_stack: str, to_stack: str,
+                    backup_dir: Path = BACKUP_DIR, project_dir: Path | None = None) -> int:
+    """The hand-over as the CLI runs it, for the project in `project_dir` (default: the
+    current directory); prints what it did, returns the exit code."""
+    from operations.hand_over import HandOverRefused, hand_over
 
     try:
-        cfg = parse_fleet_config(read_stack_config(values_getter(stack_values(args.from_stack))))
-        moved = hand_over(args.spoke, args.from_stack, args.to_stack, cfg, args.backup_dir)
+        cfg = parse_fleet_config(read_stack_config(values_getter(
+            stack_values(from_stack, project_dir))))
+        moved = hand_over(spoke, from_stack, to_stack, cfg, backup_dir, cwd=project_dir)
     except (HandOverRefused, FleetError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"spoke {args.spoke!r} is stack {args.to_stack}'s now. Next: take it out of "
-          f"{args.from_stack}'s config and put it in {args.to_stack}'s (if not done yet), "
-          f"then `pulumi up --stack {args.to_stack}` adopts every object in place"
+    print(f"spoke {spoke!r} is stack {to_stack}'s now. Next: take it out of "
+          f"{from_stack}'s config and put it in {to_stack}'s (if not done yet), "
+          f"then `pulumi up --stack {to_stack}` adopts every object in place"
           + (f"; the state before is in {moved.backup}" if moved.backup else ""))
     return 0
 

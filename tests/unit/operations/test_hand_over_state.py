@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from fleet.hand_over import HandOverRefused, record_refusal, spoke_profile, without_spoke
+from operations.hand_over import HandOverRefused, record_refusal, spoke_profile, without_spoke
 
 STACK = "urn:pulumi:a::knative-fleet::"
 PY_PROVIDER = f"{STACK}pulumi:providers:pulumi-python::default"

@@ -1,0 +1,51 @@
+"""The contract of the resources the program registers: their type names and, for each
+dynamic resource, the inputs its provider's `diff` compares.
+
+The registrar (components/) creates them; the offline review re-plans them without
+Pulumi, and hand-over edits a stack's state by them. All three import these names from
+here, so a guard gaining an input changes the review and hand-over with it. A leaf: it
+imports nothing from the project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+# The component each spoke's objects are registered under (`knative-fleet:index:Spoke`).
+SPOKE_TYPE = "knative-fleet:index:Spoke"
+PROVIDER_TYPE = "pulumi:providers:kubernetes"
+# What a Python dynamic resource's type is made of: this prefix and its class's name.
+DYNAMIC_PREFIX = "pulumi-python:dynamic/knative-fleet:"
+# What a Kubernetes provider's `DiffConfig` compares, as the offline review models it.
+PROVIDER_KEYS = ("clusterIdentifier", "deleteUnreachable", "enableConfigMapMutable",
+                 "enableSecretMutable", "enableServerSideApply", "kubeconfig")
+
+
+@dataclass(frozen=True)
+class DynamicKind:
+    """One dynamic resource: its class name (the `name=` it registers with) and the
+    inputs whose change its provider reports as an update."""
+
+    name: str
+    diff_keys: tuple[str, ...]
+
+    @property
+    def type(self) -> str:
+        """The engine's type token, e.g. `pulumi-python:dynamic/knative-fleet:WaveGate`."""
+        return DYNAMIC_PREFIX + self.name
+
+
+MEMBERSHIP = DynamicKind("FleetMembership", ("spokes", "groups"))
+# The membership's one resource name per stack.
+MEMBERSHIP_NAME = "fleet-membership"
+WAVE_GATE = DynamicKind(
+    "WaveGate", ("wave", "spokes", "unreachable", "changes", "timeoutSeconds", "maxFailures"))
+AGGREGATED_ROLE_GUARD = DynamicKind(
+    "AggregatedRoleGuard", ("id", "spoke", "role", "roles", "connection", "pluginTimeoutSeconds"))
+AGGREGATED_ROLE_SWEEP = DynamicKind("AggregatedRoleSweep", AGGREGATED_ROLE_GUARD.diff_keys)
+SPOKE_OWNER_GUARD = DynamicKind(
+    "SpokeOwnerGuard", ("spoke", "owner", "anchors", "connection", "pluginTimeoutSeconds"))
+
+DYNAMIC_KINDS = (MEMBERSHIP, WAVE_GATE, AGGREGATED_ROLE_GUARD, AGGREGATED_ROLE_SWEEP,
+                 SPOKE_OWNER_GUARD)
