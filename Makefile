@@ -94,21 +94,21 @@ demo: lab-up $(PULUMI_TOOLS)
 demo-destroy: venv $(PULUMI_TOOLS)
 	@$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-destroy.log -- pulumi destroy --yes --skip-preview --non-interactive --stack demo
 
-# PR review of a stack's preview: .review/$(STACK)/report.md and report.json (review/README.md).
+# PR review of a stack's preview: .review/$(STACK)/report.md and report.json (docs/review.md).
 STACK ?= demo
 review: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m review --stack $(STACK)
 
 # Apply exactly what a review showed: a fresh preview's steps are held against the
 # review's report.json (REVIEWED) and `pulumi up` runs only when they are the same
-# (review/README.md, "The reviewed change lands").
+# (docs/review.md, "The reviewed change lands").
 REVIEWED ?= .review/$(STACK)/report.json
 apply: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m review.verify --stack $(STACK) --reviewed $(REVIEWED)
 	$(PULUMI) up --yes --skip-preview --non-interactive --stack $(STACK)
 
 # The fleet-wide view, from the stacks' outputs: per stack and spoke the ring, resolution,
-# versions, ready and last update (runner/README.md). STACKS is a name pattern.
+# versions, ready and last update (docs/runner.md). STACKS is a name pattern.
 STACKS ?= *
 fleet-status: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m runner status --stacks '$(STACKS)'
@@ -144,8 +144,8 @@ test: venv toolchain test-tools lint
 	exit $$status
 
 # The benchmark, section by section, each on a lab of its own (.lab-bench*/) that it brings
-# up and tears down, each writing its part of BENCHMARKS.md and its bench/*results.json
-# (docs/benchmarks.md). `make bench` runs the fleet section (one spoke against kubectl,
+# up and tears down, each writing its part of docs/performance.md and its bench/*results.json
+# (docs/performance.md, "The benchmark"). `make bench` runs the fleet section (one spoke against kubectl,
 # growth, the program under mocks); SECTIONS="cost levers" (or all) runs those instead.
 SECTIONS ?= fleet
 bench: venv toolchain

@@ -4,7 +4,7 @@ install's anchors (config.stack_owner says what a record is).
 `pulumi destroy` never runs the program, and an `up` that no longer registers a spoke
 deletes its resources after the program ran, so the planner's check (fleet.spokes
 `owner_refusal`) cannot stop either: the spoke's owner guard
-(components.owner_guard) asks this module at delete time. Pure: the records come in
+(lifecycle.owner_guard) asks this module at delete time. Pure: the records come in
 as plain data, a refusal goes out as the sentence the user reads.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from knative.manifests import OWNER_ANNOTATION
+from core.names import OWNER_ANNOTATION
 
 
 def stack_of(owner: str) -> str:

@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from core.names import CR_NAME, KIND, MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE, VERSION_LABEL
-from knative.manifests import anchor_name
+from core.names import (
+    CR_NAME,
+    KIND,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    NAMESPACE,
+    VERSION_LABEL,
+    anchor_name,
+)
 
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files

@@ -1,2 +1,2 @@
 """knative-fleet's benchmark on labs of its own, in sections: `python -m bench [--section
-NAME ...]` (docs/benchmarks.md)."""
+NAME ...]` (docs/performance.md, "The benchmark")."""

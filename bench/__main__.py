@@ -2,9 +2,9 @@
 
 Each section brings up a lab of its own (`.lab-bench*/`, never the tests' `.lab/`),
 measures, tears its lab down (on failure too, its logs kept in the lab's `dump/`),
-prints its table, and writes its results file and its part of BENCHMARKS.md. Without
---section, the fleet section runs, as `make bench` runs it. docs/benchmarks.md says what
-each section measures and how long it takes.
+prints its table, and writes its results file and its part of docs/performance.md.
+Without --section, the fleet section runs, as `make bench` runs it. docs/performance.md
+("The benchmark") says what each section measures and how long it takes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from core.interrupts import restore_sigint
 from core.settings import Binaries
 
 SECTIONS = (
-    Section("fleet", "bench.fleet", ".lab-bench", "results.json", None),
+    Section("fleet", "bench.fleet", ".lab-bench", "results.json", "fleet"),
     Section("cost", "bench.cost", ".lab-bench-cost", "cost-results.json", "cost-per-spoke"),
     Section("breakdown", "bench.breakdown", ".lab-bench-breakdown", "breakdown-results.json",
             "breakdown"),
@@ -74,9 +74,9 @@ def parser() -> argparse.ArgumentParser:
                    help=f"the sections to run, in the order above ({ALL}: every one; "
                         f"default: {', '.join(DEFAULT)})")
     p.add_argument("--report-only", action="store_true",
-                   help="measure nothing: write each section's part of BENCHMARKS.md again "
-                        "from its results file (not the fleet section, whose report needs "
-                        "its per-run samples)")
+                   help="measure nothing: write each section's part of docs/performance.md "
+                        "again from its results file (not the fleet section, whose report "
+                        "needs its per-run samples)")
     fleet = p.add_argument_group("fleet and cost")
     fleet.add_argument("--runs", type=int, help="runs per figure, the median kept (fleet: 3, "
                                                 "cost: 1)")

@@ -91,7 +91,7 @@ class Runner:
     commands: dict[str, None] = field(default_factory=dict)
 
     def template(self, args: list[str]) -> str:
-        """The command as recorded in BENCHMARKS.md: paths replaced by short names."""
+        """The command as recorded in docs/performance.md: paths replaced by short names."""
         text = shlex.join(args)
         replacements = [(str(self.lab_root), self.lab_root.name), (str(REPO), "<repo>")]
         if self.toolchain is not None:

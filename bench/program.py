@@ -18,7 +18,7 @@ from bench.commands import Runner
 from bench.metrics import ProgramFigures
 from bench.polling import Poller
 from config.fleet import parse_fleet_config
-from knative import releases
+from knative.release_fetch import load_documents
 from lab.paths import RELEASES
 
 CHILD_FLAG = "--program-child"
@@ -122,12 +122,12 @@ def program_child(n: int) -> ProgramFigures:
         spokes = register_fleet(plan)
         return pulumi.Output.all(*[s.ready for s in spokes.values()])
 
-    releases.load_documents.cache_clear()
+    load_documents.cache_clear()
     with PeakRss() as peak:
         start = time.perf_counter()
         program()  # returns once every registration has completed
         seconds = time.perf_counter() - start
-    info = releases.load_documents.cache_info()
+    info = load_documents.cache_info()
     return ProgramFigures(
         spokes=n,
         ms=seconds * 1000,

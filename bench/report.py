@@ -1,8 +1,10 @@
 """The one writer of the benchmark's results. Each section's figures go to its results file
-(bench/*results.json, sorted keys) and to its part of BENCHMARKS.md: the fleet section
-writes the head of the file, every other section its own marked section, and a section
-that rewrites the file keeps the others' parts, so running one never loses another's
-figures. Nothing in either file is typed by hand."""
+(bench/*results.json, sorted keys) and to its part of docs/performance.md: the text
+between its markers, `<!-- section NAME: begin -->` and `<!-- section NAME: end -->`.
+A section replaces its own part in place (or appends it at the end of the page when the
+page has none) and leaves the rest of the page, the prose and every other section's part,
+as it is, so running one never loses another's figures. Nothing between the markers or in
+a results file is typed by hand."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 
 from lab.paths import REPO
 
-BENCHMARKS_MD = REPO / "BENCHMARKS.md"
+PERFORMANCE_MD = REPO / "docs" / "performance.md"
 PROG = "python -m bench"
 _BEGIN = re.compile(r"<!-- section ([\w-]+): begin -->")
 
@@ -72,27 +74,15 @@ def replace_section(text: str, name: str, body: str) -> str:
     old = section(text, name)
     if old is not None:
         return text.replace(old, block)
+    if not text.strip():
+        return block + "\n"
     return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
-def write_keeping(path: Path, text: str) -> None:
-    """Writes `text` to `path`, carrying over every marked section of what was there."""
-    old = path.read_text() if path.exists() else ""
-    for name in marked(old):
-        kept = section(old, name)
-        if kept is not None:
-            inner = kept.split("\n", 1)[1].rsplit("\n", 1)[0]
-            text = replace_section(text, name, inner)
-    path.write_text(text)
-
-
-def write(results: dict[str, Any], markdown: str, marker: str | None, results_json: Path,
-          benchmarks_md: Path = BENCHMARKS_MD) -> None:
-    """The results file, and the section's part of BENCHMARKS.md: its marked section
-    `marker`, or with none the head of the file."""
+def write(results: dict[str, Any], markdown: str, marker: str, results_json: Path,
+          page: Path = PERFORMANCE_MD) -> None:
+    """The results file, and the section's part of `page` (docs/performance.md): the text
+    between the markers named `marker`."""
     results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    if marker is None:
-        write_keeping(benchmarks_md, markdown)
-        return
-    old = benchmarks_md.read_text() if benchmarks_md.exists() else "# Benchmarks\n"
-    benchmarks_md.write_text(replace_section(old, marker, markdown))
+    old = page.read_text() if page.exists() else ""
+    page.write_text(replace_section(old, marker, markdown))

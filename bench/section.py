@@ -1,6 +1,6 @@
 """A section of the benchmark, and the one way every section runs: its own lab made anew
 and always torn down (bench/own_lab.py), its measurements, then its table on the
-terminal, its results file and its part of BENCHMARKS.md (bench/report.py)."""
+terminal, its results file and its part of docs/performance.md (bench/report.py)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class Measures(Protocol):
         """The figures of its results file, from the samples, besides the facts."""
 
     def markdown(self, results: dict[str, Any], run: Run) -> str:
-        """Its part of BENCHMARKS.md."""
+        """Its part of docs/performance.md."""
 
     def terminal(self, results: dict[str, Any]) -> str:
         """What the terminal shows at the end."""
@@ -82,13 +82,13 @@ class Measures(Protocol):
 @dataclass(frozen=True)
 class Section:
     """A section: its package, its lab directory and results file under the repository,
-    and its marked section of BENCHMARKS.md (None: the head of the file)."""
+    and the name of its marked section of docs/performance.md."""
 
     name: str
     package: str
     lab_dir: str
     results_file: str
-    marker: str | None
+    marker: str
 
     @property
     def module(self) -> Measures:
@@ -107,7 +107,7 @@ class Section:
         return hasattr(self.module, "stored")
 
     def run(self, options: Options, command: str,
-            benchmarks_md: Path = report.BENCHMARKS_MD) -> int:
+            page: Path = report.PERFORMANCE_MD) -> int:
         """Measures and writes; with `report_only`, writes its part again from its
         stored results. 1 when the measurements failed."""
         section = self.module
@@ -126,6 +126,6 @@ class Section:
                        **section.results(run)}
         print(section.terminal(results))
         report.write(results, section.markdown(results, run), self.marker, results_json,
-                     benchmarks_md)
-        log(f"section {self.name}: wrote {results_json} and {benchmarks_md}")
+                     page)
+        log(f"section {self.name}: wrote {results_json} and {page}")
         return 0

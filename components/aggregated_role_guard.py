@@ -29,10 +29,7 @@ only for a few legacy kinds, not for ClusterRoles). Both resources hold how to r
 the spoke (no credential: the exec plugin runs at delete time, as the Kubernetes
 provider runs it) and are marked secret like the provider's kubeconfig.
 
-The delete steps themselves are in `aggregated_role_cleanup`, loaded only when a delete
-runs: every preview starts the dynamic provider and loads this module (in the engine's
-one-at-a-time step loop, before the spoke's objects), and the Kubernetes client would
-cost that start about 0.1 s.
+The delete steps themselves are in `lifecycle.aggregated_roles`.
 """
 
 from __future__ import annotations
@@ -41,57 +38,51 @@ from collections.abc import Callable
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
+
+from components.dynamic_provider import GuardProvider
+from core.resource_types import AGGREGATED_ROLE_GUARD, AGGREGATED_ROLE_SWEEP
 
 
-# The delete steps by the names the stack state's pickled providers refer to (a pickle
-# names `components.aggregated_role_guard.settle_and_delete` and `.sweep`): they load
-# the spoke's client with `aggregated_role_cleanup` only when a delete runs.
+# The delete steps by the names stack states hold: a pickled `_Provider` names
+# `components.aggregated_role_guard.settle_and_delete` or `.sweep` as its `on_delete`,
+# so these two functions keep their module and names too.
 def settle_and_delete(props: dict[str, Any]) -> None:
     """The guard's delete: wait for the controller to catch up, delete, free the name."""
-    from access import aggregated_role_cleanup
+    from lifecycle import aggregated_roles
 
-    aggregated_role_cleanup.settle_and_delete(props)
+    aggregated_roles.settle_and_delete(props)
 
 
 def sweep(props: dict[str, Any]) -> None:
     """The sweep's delete: no aggregated role of the install may exist again."""
-    from access import aggregated_role_cleanup
+    from lifecycle import aggregated_roles
 
-    aggregated_role_cleanup.sweep(props)
+    aggregated_roles.sweep(props)
 
 
-class _Provider(ResourceProvider):
-    """Create and update record the inputs; only delete talks to the spoke."""
+# Stack states name this class (`components.aggregated_role_guard._Provider`) with an
+# `__dict__` of `{"on_delete": settle_and_delete or sweep}`: it keeps its module, name
+# and attribute (components.dynamic_provider says why). The guard and the sweep share it:
+# their kinds have the same diff keys.
+class _Provider(GuardProvider):
+    kind = AGGREGATED_ROLE_GUARD
 
     def __init__(self, on_delete: Callable[[dict[str, Any]], None]) -> None:
         self.on_delete = on_delete
 
-    def create(self, props: dict[str, Any]) -> CreateResult:
-        return CreateResult(id_=str(props["id"]), outs=props)
+    def delete_step(self, props: dict[str, Any]) -> None:
+        self.on_delete(props)
 
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        keys = ("id", "spoke", "role", "roles", "connection", "pluginTimeoutSeconds")
-        changed = [k for k in keys if olds.get(k) != news.get(k)]
-        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
-
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs=news)
-
-    def delete(self, _id: str, props: dict[str, Any]) -> None:
-        try:
-            self.on_delete(props)
-        except Exception as exc:  # noqa: BLE001 - reported with the spoke and the way on
-            what = props.get("role") or "the aggregated ClusterRoles"
-            raise RuntimeError(
-                f"spoke {props.get('spoke')!r}: could not remove {what} safely: "
+    def delete_failed(self, props: dict[str, Any], exc: Exception) -> str:
+        what = props.get("role") or "the aggregated ClusterRoles"
+        return (f"spoke {props.get('spoke')!r}: could not remove {what} safely: "
                 f"{type(exc).__name__}: {exc}. Fix: make sure the spoke and the hub are "
                 "reachable (the access provider's plugin runs for this step), then run "
-                "the command again; nothing was deleted that the run did not report.") from exc
+                "the command again; nothing was deleted that the run did not report.")
 
 
 class AggregatedRoleGuard(pulumi.dynamic.Resource, module="knative-fleet",
-                          name="AggregatedRoleGuard"):
+                          name=AGGREGATED_ROLE_GUARD.name):
     """Deleted after the role's feeders and before the role (see the module docstring)."""
 
     def __init__(self, name: str, *, spoke: str, role: str, connection: dict[str, Any],
@@ -106,7 +97,7 @@ class AggregatedRoleGuard(pulumi.dynamic.Resource, module="knative-fleet",
 
 
 class AggregatedRoleSweep(pulumi.dynamic.Resource, module="knative-fleet",
-                          name="AggregatedRoleSweep"):
+                          name=AGGREGATED_ROLE_SWEEP.name):
     """Deleted after every object of the spoke (see the module docstring)."""
 
     def __init__(self, name: str, *, spoke: str, roles: list[str], connection: dict[str, Any],

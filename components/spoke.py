@@ -13,11 +13,10 @@ import pulumi_kubernetes as k8s
 from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
 from components.owner_guard import SpokeOwnerGuard
 from components.release_object import ReleaseObject
+from core.resource_types import SPOKE_TYPE
 from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
 from knative import manifests
 from knative.plan import Stage
-
-TYPE = "knative-fleet:index:Spoke"
 
 
 class Spoke(pulumi.ComponentResource):
@@ -39,7 +38,7 @@ class Spoke(pulumi.ComponentResource):
     ) -> None:
         """`after`: what every resource of the spoke waits for (the fleet membership and,
         in a rollout, the gate of the wave before)."""
-        super().__init__(TYPE, name, None, opts)
+        super().__init__(SPOKE_TYPE, name, None, opts)
         after = list(after or [])
         self.provider = k8s.Provider(
             name,
@@ -115,7 +114,7 @@ class Spoke(pulumi.ComponentResource):
         everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered]
         SpokeOwnerGuard(
             guard.name, spoke=spoke, owner=guard.owner, anchors=list(guard.anchors),
-            spoke_urn=pulumi.create_urn(spoke, TYPE) if top_level else None,
+            spoke_urn=pulumi.create_urn(spoke, SPOKE_TYPE) if top_level else None,
             connection=install.connection,
             plugin_timeout_s=install.plugin_timeout_s,
             opts=pulumi.ResourceOptions(parent=self, depends_on=everything))

@@ -6,9 +6,9 @@ everything of the next batch depends on it. Its `changes` input is a digest of t
 resources' applied versions, so it runs exactly when a run changed something in the
 batch (and `pulumi preview` shows it as an update then). When it runs, it waits up to
 the wave's timeout for every Deployment of the install on each spoke to be rolled out
-and Available (`rollout.health`); more failing spokes than `maxFailures` (unreachable
-ones included) fail it, so Pulumi starts nothing that depends on it: later waves keep
-their objects, in the clusters and in the state, as they were.
+and Available (`lifecycle.wave_gate`); more failing spokes than `maxFailures`
+(unreachable ones included) fail it, so Pulumi starts nothing that depends on it: later
+waves keep their objects, in the clusters and in the state, as they were.
 """
 
 from __future__ import annotations
@@ -16,27 +16,27 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
-# The name the stack state's pickled providers call at create and update time.
-from rollout.wave_wait import await_wave
-
-
-class _Provider(ResourceProvider):
-    KEYS = ("wave", "spokes", "unreachable", "changes", "timeoutSeconds", "maxFailures")
-
-    def create(self, props: dict[str, Any]) -> CreateResult:
-        return CreateResult(id_=str(props["wave"]), outs={**props, **await_wave(props)})
-
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = [k for k in self.KEYS if olds.get(k) != news.get(k)]
-        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
-
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs={**news, **await_wave(news)})
+from components.dynamic_provider import DynamicProvider
+from core.resource_types import WAVE_GATE
 
 
-class WaveGate(pulumi.dynamic.Resource, module="knative-fleet", name="WaveGate"):
+# Stack states name this class (`components.wave_gate._Provider`) and unpickle it to
+# run the gate: it keeps its module and name (components.dynamic_provider says why).
+class _Provider(DynamicProvider):
+    kind = WAVE_GATE
+
+    def resource_id(self, props: dict[str, Any]) -> str:
+        return str(props["wave"])
+
+    def outs(self, props: dict[str, Any]) -> dict[str, Any]:
+        """The inputs and the wait's verdict: create and update run the wait."""
+        from lifecycle import wave_gate
+
+        return {**props, **wave_gate.await_wave(props)}
+
+
+class WaveGate(pulumi.dynamic.Resource, module="knative-fleet", name=WAVE_GATE.name):
     """Succeeds when the batch is healthy enough (see the module docstring)."""
 
     healthy: pulumi.Output[dict]

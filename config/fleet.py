@@ -102,5 +102,5 @@ def parse_fleet_config(raw: dict[str, Any]) -> FleetConfig:
         lines = [f"  {line}" for line in problem_lines(exc, CONFIG_NAMESPACE + ":")]
         raise FleetConfigError(
             "the fleet configuration is invalid:\n" + "\n".join(lines)
-            + "\nFix these keys in the stack config (stacks/Pulumi.<stack>.yaml); see README "
-            "'Configuration reference'.") from None
+            + "\nFix these keys in the stack config (stacks/Pulumi.<stack>.yaml); see "
+            "docs/configuration.md.") from None

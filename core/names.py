@@ -28,3 +28,13 @@ NAME_VALUE: dict[Component, str] = {"serving": "knative-serving",
                                     "eventing": "knative-eventing"}
 # Objects Pulumi does not wait for (render sets it, the Spoke component on its own objects).
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+# The stack that manages the install, on its anchors (ownership.records): its name for
+# people, and the id that stays with the stack's state (ownership.identity).
+OWNER_ANNOTATION = "knative-fleet.dev/owner"
+OWNER_ID_ANNOTATION = "knative-fleet.dev/owner-id"
+
+
+def anchor_name(kind: str, cr_name: str) -> str:
+    """The operator's anchor name, e.g. knativeserving-knative-serving-root-owner: render
+    creates it, access reads the owner record on it, the owner guard checks it."""
+    return f"{kind.lower()}-{cr_name}-root-owner"

@@ -16,6 +16,7 @@ from access.owner_records import stack_of
 from access.spoke_client import connection_props
 from config.fleet import FleetConfig
 from core.errors import ReleaseError, TransformError
+from core.names import OWNER_ANNOTATION
 from fleet.objects import aggregated_role_guards, component_install, guards_of
 from fleet.plan import OwnerGuard, SpokeInstall, SpokePlan
 from fleet.rights import Right, missing_rights, policy_rules, required_rights
@@ -48,16 +49,16 @@ def owner_refusal(spoke: str, facts: SpokeFacts, owner: str | None) -> Resolutio
     Knative Operator) is claimed by the stack that installs; None: no owner to check."""
     if owner is None:
         return None
-    others = {anchor: annotations[manifests.OWNER_ANNOTATION]
+    others = {anchor: annotations[OWNER_ANNOTATION]
               for anchor, annotations in sorted(facts.anchors.items())
-              if annotations.get(manifests.OWNER_ANNOTATION) not in (None, owner)}
+              if annotations.get(OWNER_ANNOTATION) not in (None, owner)}
     if not others:
         return None
     holder = sorted(set(others.values()))
     where = ", ".join(f"ConfigMap {a}" for a in others)
     names = " and ".join(repr(h) for h in holder)
     return ResolutionError(spoke, Reason.SPOKE_OWNED_BY_ANOTHER_STACK, (
-        f"stack {names} manages this spoke (annotation {manifests.OWNER_ANNOTATION} on "
+        f"stack {names} manages this spoke (annotation {OWNER_ANNOTATION} on "
         f"{where}); this stack is {owner!r}; nothing on the spoke was changed. To move it "
         f"here: python -m operations hand-over --spoke {spoke} --from-stack "
         f"{stack_of(holder[0])} --to-stack {stack_of(owner)}"))
@@ -127,7 +128,9 @@ def access_denied_message(missing: list[Right], shown: int = 6) -> str:
     more = f" and {len(missing) - shown} more" if len(missing) > shown else ""
     rules = "; ".join(
         f"apiGroups: [{', '.join(repr(g) for g in r['apiGroups'])}], "
-        f"resources: [{', '.join(r['resources'])}], verbs: [{', '.join(r['verbs'])}]"
+        f"resources: [{', '.join(r['resources'])}], "
+        + (f"resourceNames: [{', '.join(r['resourceNames'])}], " if "resourceNames" in r else "")
+        + f"verbs: [{', '.join(r['verbs'])}]"
         for r in policy_rules(missing))
     return (f"its identity may not {names}{more}, which this install needs; nothing on "
             f"the spoke was changed. Add to its ClusterRole: {rules}")

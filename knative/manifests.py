@@ -20,9 +20,11 @@ from core.names import (
     MANAGED_BY_VALUE,
     NAME_LABEL,
     NAME_VALUE,
+    OWNER_ANNOTATION,
     SKIP_AWAIT_ANNOTATION,
     VERSION_LABEL,
     Component,
+    anchor_name,
 )
 from knative.objects import Rendered, group, pod_spec
 
@@ -60,15 +62,6 @@ CLUSTER_SCOPED_KINDS = frozenset({
 # (its IngressServiceTransform): net-istio's knative-local-gateway Service must sit
 # next to the Istio gateway pods it selects, in istio-system.
 PINNED_OBJECTS = frozenset({("Service", "knative-local-gateway")})
-
-# The stack that manages the install, on its anchor (config.stack_owner says what it is).
-OWNER_ANNOTATION = "knative-fleet.dev/owner"
-
-
-def anchor_name(kind: str, cr_name: str) -> str:
-    """The operator's anchor name, e.g. knativeserving-knative-serving-root-owner."""
-    return f"{kind.lower()}-{cr_name}-root-owner"
-
 
 def anchor_configmap(kind: str, cr_name: str, namespace: str) -> dict:
     """The anchor every namespaced object of the install is owned by."""

@@ -9,12 +9,12 @@ from enum import StrEnum
 
 from core.names import CR_NAME, KIND, NAMESPACE, Component
 from knative import manifests, releases
+from knative.component_files import component_urls, enabled_sources
+from knative.install_namespace import namespace_is_ours, namespace_object
 from knative.objects import defined_kinds, group_kind
+from knative.release_fetch import load_documents
 from knative.transforms import TRANSFORMS
-from knative.transforms.manifests import component_urls
-from knative.transforms.namespace import namespace_is_ours, namespace_object
-from knative.transforms.source import enabled_sources
-from knative.transforms.version import check_version_step
+from knative.version_step import check_version_step
 from models.component import ComponentSpec, EventingSpec, ServingSpec
 
 
@@ -132,13 +132,13 @@ def _render(component: Component, spec: ComponentSpec, release_base: str,
     ingress = spec.ingress.name if isinstance(spec, ServingSpec) else None
     docs: list[dict] = []
     for url in component_urls(component, spec, release_base, version, ingress):
-        docs.extend(releases.load_documents(url))
+        docs.extend(load_documents(url))
     rendered = manifests.render(docs, namespace=namespace, cr_name=CR_NAME[component],
                                 component=component, version=version)
     for source in enabled_sources(spec):
         source_docs: list[dict] = []
         for url in releases.source_urls(release_base, source, version):
-            source_docs.extend(releases.load_documents(url))
+            source_docs.extend(load_documents(url))
         rendered = manifests.add_companion(rendered, manifests.render(
             source_docs, namespace=namespace, cr_name=CR_NAME[component],
             component=component, version=version))

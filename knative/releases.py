@@ -1,8 +1,8 @@
-"""Which upstream files make a Knative release, and reading them once.
+"""The catalogue of Knative releases: which versions exist and which files make each
+release and its companions, as URLs at the release base.
 
-A fleet of a hundred spokes on the same version must fetch and parse each release
-file once, and a version the user did not mean must never be installed: "1.23"
-means the newest patch known here, anything unparsable or unknown is an error.
+A version the user did not mean must never be installed: "1.23" means the newest patch
+known here, anything unparsable or unknown is an error.
 
 Versions: "x.y" resolves against KNOWN_VERSIONS; "x.y.z" is installed exactly, also when
 the table does not list it, as long as its release files are at the release base (a
@@ -16,32 +16,29 @@ MISSES_IN_A_ROW in a row are missing). This is the operator's rule too: it bundl
 ingress and one source release per minor in kodata and picks them by the Serving or
 Eventing minor (pkg/reconciler/common/releases.go, knativeserving/ingress,
 knativeeventing/source). A spec that needs other files names them all in `manifests`.
+
+Reading the files, and asking the base whether it has one, is knative.release_fetch's job.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import urllib.error
-import urllib.parse
-import urllib.request
-from http.client import HTTPMessage
-from typing import IO, Literal
-
-import yaml
 
 from core.errors import ReleaseError
-from knative import parsed_cache
+from core.names import Component
+from knative.release_fetch import (
+    DEFAULT_BASE,
+    download_url,
+    local_releases_dir,
+    release_file_exists,
+    versions_holding,
+)
 
-DEFAULT_BASE = "https://github.com"
-FETCH_TIMEOUT_SECONDS = 60
 # Probing an http(s) base for a companion's newest patch stops after this many missing
 # patch numbers in a row (mirrors may skip a patch; Knative has never skipped two).
 MISSES_IN_A_ROW = 3
 MAX_PATCH = 99
-
-Component = Literal["serving", "eventing"]
 
 # Patch releases known to exist, per component. "x.y" resolves against this table;
 # "x.y.z" is taken as given (the fetch says whether it exists).
@@ -111,24 +108,6 @@ SOURCE_FILES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 _MINOR = re.compile(r"([0-9]+)\.([0-9]+)")
 _PATCH = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)")
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _RedefinableAnchorLoader(yaml.SafeLoader):
-    """SafeLoader that lets a later anchor replace an earlier one of the same name.
-
-    YAML 1.2 and Go's yaml (kubectl) allow it and some releases rely on it
-    (eventing-github repeats `&everything`); libyaml and PyYAML refuse it.
-    """
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        if not self.check_event(yaml.AliasEvent):
-            anchor = self.peek_event().anchor
-            if anchor is not None:
-                self.anchors.pop(anchor, None)
-        return super().compose_node(parent, index)
-
 
 def _known(component: str) -> tuple[str, ...]:
     try:
@@ -223,74 +202,10 @@ def source_version(source: str, eventing_version: str, base: str | None = None) 
                               f"knative-extensions/{repo}", files[0])
 
 
-def _download_url(base: str, repo: str, version: str, file: str) -> str:
-    return f"{base.rstrip('/')}/{repo}/releases/download/knative-v{version}/{file}"
-
-
-def _downloads_dir(base: str, repo: str) -> str | None:
-    """The local directory holding a repo's `knative-v*` release dirs, for a file:// base;
-    None for any other base."""
-    parsed = urllib.parse.urlparse(f"{base.rstrip('/')}/{repo}/releases/download")
-    return _local_path(parsed) if parsed.scheme == "file" else None
-
-
-def _versions_in(directory: str, file: str) -> list[str]:
-    """The versions of a local downloads directory whose release dir holds `file`,
-    oldest first."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return []
-    found = [name.removeprefix("knative-v") for name in names
-             if name.startswith("knative-v") and _PATCH.fullmatch(name.removeprefix("knative-v"))
-             and os.path.isfile(os.path.join(directory, name, file))]
-    return sorted(found, key=_patch_key)
-
-
-class _KeepHeadOnRedirect(urllib.request.HTTPRedirectHandler):
-    """GitHub answers a release download with a redirect; urllib would follow a HEAD
-    with a GET, i.e. download the file just to learn that it exists."""
-
-    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int,
-                         msg: str, headers: HTTPMessage,
-                         newurl: str) -> urllib.request.Request | None:
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and req.get_method() == "HEAD":
-            new.method = "HEAD"
-        return new
-
-
-_HEAD_OPENER = urllib.request.build_opener(_KeepHeadOnRedirect)
-
-
-def _exists(url: str) -> bool:
-    """Whether a release file is at `url`: a file:// path is a file, an http(s) HEAD
-    answers 2xx. 404 and 410 mean no; any other failure is a ReleaseError, since "not
-    there" must not be guessed from an outage."""
-    parsed = urllib.parse.urlparse(url)
-    if parsed.scheme == "file":
-        return os.path.isfile(_local_path(parsed))
-    if parsed.scheme not in ("http", "https"):
-        raise ReleaseError(
-            f"unsupported release URL {url!r}: use https://, http:// or file:// "
-            "for `knative-fleet:releaseBase`"
-        )
-    try:
-        with _HEAD_OPENER.open(urllib.request.Request(url, method="HEAD"),
-                               timeout=FETCH_TIMEOUT_SECONDS):
-            return True
-    except urllib.error.HTTPError as exc:
-        if exc.code in (404, 410):
-            return False
-        raise ReleaseError(
-            f"cannot check Knative release file {url}: HTTP {exc.code} {exc.reason}. "
-            f"{_hint(url)}"
-        ) from exc
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ReleaseError(
-            f"cannot check Knative release file {url}: {reason}. {_hint(url)}"
-        ) from exc
+def _versions_at(directory: str, file: str) -> list[str]:
+    """The x.y.z versions of a local releases directory that hold `file`, oldest first."""
+    return sorted((v for v in versions_holding(directory, file)
+                   if _PATCH.fullmatch(v)), key=_patch_key)
 
 
 @functools.lru_cache(maxsize=256)
@@ -298,9 +213,9 @@ def _newest_at_base(base: str, repo: str, file: str, major: int, minor: int,
                     what: str) -> str:
     """The newest x.y.z of `repo` for major.minor whose `file` is at the base, found
     once per run (failures are not cached). ReleaseError naming what was tried if none."""
-    directory = _downloads_dir(base, repo)
+    directory = local_releases_dir(base, repo)
     if directory is not None:
-        present = _versions_in(directory, file)
+        present = _versions_at(directory, file)
         matching = [v for v in present if _patch_key(v)[:2] == (major, minor)]
         if matching:
             return matching[-1]
@@ -315,8 +230,8 @@ def _newest_at_base(base: str, repo: str, file: str, major: int, minor: int,
     misses = 0
     for patch in range(MAX_PATCH + 1):
         version = f"{major}.{minor}.{patch}"
-        url = _download_url(base, repo, version, file)
-        if _exists(url):
+        url = download_url(base, repo, version, file)
+        if release_file_exists(url):
             newest, misses = version, 0
             continue
         tried.append(url)
@@ -337,11 +252,11 @@ def _require_release(base: str, component: Component, version: str, file: str) -
     path tried (and, for a file:// base, the versions it has), before anything else
     about it is looked up."""
     repo = f"knative/{component}"
-    url = _download_url(base, repo, version, file)
-    if _exists(url):
+    url = download_url(base, repo, version, file)
+    if release_file_exists(url):
         return
-    directory = _downloads_dir(base, repo)
-    have = (f" (it has: {', '.join(_versions_in(directory, file)) or 'no releases'})"
+    directory = local_releases_dir(base, repo)
+    have = (f" (it has: {', '.join(_versions_at(directory, file)) or 'no releases'})"
             if directory is not None else "")
     raise ReleaseError(
         f"no {component} {version} release at the release base: {url} does not exist"
@@ -364,13 +279,13 @@ def release_urls(
         raise ReleaseError(f"unknown component {component!r}; expected 'serving' or 'eventing'")
     if version not in _known(component):
         _require_release(base, component, version, files[0])
-    urls = [_download_url(base, f"knative/{component}", version, f) for f in files]
+    urls = [download_url(base, f"knative/{component}", version, f) for f in files]
     if component == "serving":
         if ingress is not None:
             iv = ingress_version(ingress, version, base)
             repo, file = INGRESS_FILES[ingress]
-            urls.append(_download_url(base, f"knative-extensions/{repo}", iv, file))
-        urls += [_download_url(base, "knative/serving", version, f) for f in SERVING_POST_INSTALL]
+            urls.append(download_url(base, f"knative-extensions/{repo}", iv, file))
+        urls += [download_url(base, "knative/serving", version, f) for f in SERVING_POST_INSTALL]
     return urls
 
 
@@ -379,90 +294,4 @@ def source_urls(base: str, source: str, eventing_version: str) -> list[str]:
     base = (base or DEFAULT_BASE).rstrip("/")
     sv = source_version(source, eventing_version, base)
     repo, files = SOURCE_FILES[source]
-    return [_download_url(base, f"knative-extensions/{repo}", sv, f) for f in files]
-
-
-def _hint(url: str) -> str:
-    return (
-        f"Check `knative-fleet:releaseBase` (the release mirror; {url} must exist there) "
-        "and the requested version"
-    )
-
-
-def _local_path(parsed: urllib.parse.ParseResult) -> str:
-    # file:///abs/path and file://localhost/abs/path are absolute; file://dir/x.yaml
-    # is read relative to the working directory (the Pulumi project), for mirrors
-    # configured as e.g. file://../shared/knative-releases.
-    path = urllib.request.url2pathname(parsed.path)
-    if parsed.netloc in ("", "localhost"):
-        return path
-    return urllib.request.url2pathname(parsed.netloc) + path
-
-
-def _read(url: str) -> bytes:
-    parsed = urllib.parse.urlparse(url)
-    try:
-        if parsed.scheme == "file":
-            with open(_local_path(parsed), "rb") as fh:
-                return fh.read()
-        if parsed.scheme in ("http", "https"):
-            with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_SECONDS) as resp:
-                return resp.read()
-    except urllib.error.HTTPError as exc:
-        raise ReleaseError(
-            f"cannot fetch Knative release file {url}: HTTP {exc.code} {exc.reason}. "
-            f"{_hint(url)}"
-        ) from exc
-    except urllib.error.URLError as exc:
-        raise ReleaseError(
-            f"cannot fetch Knative release file {url}: {exc.reason}. {_hint(url)}"
-        ) from exc
-    except (OSError, ValueError) as exc:  # missing file, timeout, bad URL
-        raise ReleaseError(
-            f"cannot read Knative release file {url}: {exc}. {_hint(url)}"
-        ) from exc
-    raise ReleaseError(
-        f"unsupported release URL {url!r}: use https://, http:// or file:// "
-        "for `knative-fleet:releaseBase`"
-    )
-
-
-def _flatten(doc: object, url: str, index: int) -> list[dict]:
-    if not isinstance(doc, dict) or not doc.get("kind") or not doc.get("apiVersion"):
-        raise ReleaseError(
-            f"Knative release file {url}: document {index} is not a Kubernetes object "
-            f"(no apiVersion/kind). {_hint(url)}"
-        )
-    if doc["kind"].endswith("List") and isinstance(doc.get("items"), list):
-        return [obj for item in doc["items"] for obj in _flatten(item, url, index)]
-    return [doc]
-
-
-def _parse_yaml(raw: bytes) -> list:
-    try:
-        return list(yaml.load_all(raw, Loader=_Loader))
-    except yaml.composer.ComposerError as exc:
-        if "duplicate anchor" not in str(exc):
-            raise
-        return list(yaml.load_all(raw, Loader=_RedefinableAnchorLoader))
-
-
-@functools.lru_cache(maxsize=256)
-def load_documents(url: str) -> tuple[dict, ...]:
-    """The Kubernetes objects of one release file, read and parsed once per URL.
-
-    The result is shared by every caller: never mutate it, copy first (render()
-    does). Failures are not cached, so a transient error is retried next time.
-    """
-    raw = _read(url)
-    try:
-        docs = parsed_cache.parsed(raw, _parse_yaml)
-    except yaml.YAMLError as exc:
-        raise ReleaseError(
-            f"Knative release file {url} is not valid YAML: {exc}. {_hint(url)}"
-        ) from exc
-    objects: list[dict] = []
-    for index, doc in enumerate(docs):
-        if doc is not None:
-            objects.extend(_flatten(doc, url, index))
-    return tuple(objects)
+    return [download_url(base, f"knative-extensions/{repo}", sv, f) for f in files]

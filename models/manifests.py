@@ -4,7 +4,7 @@ TargetManifest and TargetAdditionalManifest (pkg/reconciler/common/releases.go).
 `manifests` (overwrite mode) names exactly the files to install instead of the
 release's, ingress and sources included; `additionalManifests` (append mode) are applied
 after them, and an object with the same identity replaces the release's.
-knative.transforms.manifests says which files a component then installs.
+knative.component_files says which files a component then installs.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 JSON key is `namespace` (pkg/apis/operator/base/common.go). `namespaceConfiguration`,
 the key stacks written before used, is still accepted as a deprecated spelling; an entry
 with both is refused (ComponentSpec.not_both_namespace_spellings).
-knative.transforms.namespace builds the install namespace from it."""
+knative.install_namespace builds the install namespace from it."""
 
 from __future__ import annotations
 

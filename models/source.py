@@ -1,7 +1,7 @@
 """spec.source: the model of the operator's SourceConfigs, which GetSourcePath
 (pkg/reconciler/knativeeventing/source/source.go) reads: the key decides which source
 release files are loaded beside Eventing's (releases.SOURCE_FILES says which files each
-source has; knative.transforms.source which sources a spec enables)."""
+source has; knative.component_files which sources a spec enables)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """spec.version: "x.y" (the newest patch known, releases.resolve_version) or "x.y.z":
 that exact release, also one the built-in tables do not list when the release base has
 it (releases.release_urls says how its ingress and sources are then chosen).
-knative.transforms.version checks the step from what a spoke runs."""
+knative.version_step checks the step from what a spoke runs."""
 
 from __future__ import annotations
 

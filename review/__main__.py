@@ -6,7 +6,7 @@ report is written all the same), 2 on usage errors.
 
 `python -m review --stack NAME --offline --profiles FILE --state FILE`: the same
 report without the hub or any spoke, from the stack file, a ClusterProfile snapshot and
-`pulumi stack export` (review/README.md, "Offline review").
+`pulumi stack export` (docs/review.md, "Offline review").
 `python -m review profiles --stack NAME > profiles.json`: that snapshot, read from the
 hub with a read-only credential.
 """
@@ -18,15 +18,11 @@ import json
 import sys
 from pathlib import Path
 
-from config.fleet import parse_fleet_config
-from config.stack_config import read_stack_config
 from core.errors import FleetError
 from core.interrupts import restore_sigint
-from review import offline, preview
+from review import preview
 from review.markdown import LIMIT, render
-from review.offline import markdown, review_offline
 from review.plan_digest import plan_json, plan_line
-from review.profile_snapshot import take_snapshot
 from review.report import to_json
 from review.summary import summarise
 
@@ -69,17 +65,19 @@ def profiles_parser() -> argparse.ArgumentParser:
     return p
 
 
-def stack_file(stack: str, given: Path | None) -> Path:
-    return given or offline.REPO / "stacks" / f"Pulumi.{stack}.yaml"
-
-
 def profiles_main(argv: list[str]) -> int:
+    # Imported here, as in offline_main: a live review loads neither config nor planner.
+    from config.fleet import parse_fleet_config
+    from config.stack_config import read_stack_config
+    from review.offline import config_getter, stack_file
+    from review.offline.profiles import take_snapshot
+
     args = profiles_parser().parse_args(argv)
     path = stack_file(args.stack, args.config)
     if not path.is_file():
         profiles_parser().error(f"no such stack file: {path}")
     try:
-        cfg = parse_fleet_config(read_stack_config(offline.config_getter(path)))
+        cfg = parse_fleet_config(read_stack_config(config_getter(path)))
         snapshot = take_snapshot(cfg, args.kubeconfig, args.context)
     except FleetError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -98,6 +96,9 @@ def write(out: Path, text: str, report: dict) -> None:
 
 
 def offline_main(cli: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    # Imported here: the offline review runs the planner, a live review needs none of it.
+    from review.offline import markdown, review_offline, stack_file
+
     if args.from_json or args.preview_args:
         cli.error("--offline reads no preview: drop --from-json and the preview arguments")
     for name in ("profiles", "state"):

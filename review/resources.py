@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-STACK_TYPE = "pulumi:pulumi:Stack"
-SPOKE_TYPE = "knative-fleet:index:Spoke"
-PROVIDER_TYPE = "pulumi:providers:kubernetes"
+from core.resource_types import PROVIDER_TYPE, SPOKE_TYPE
+
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 

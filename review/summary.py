@@ -14,15 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.resource_types import SPOKE_TYPE, STACK_TYPE
 from review.fields import FieldChange, object_diff
-from review.resources import (
-    CRD_TYPE,
-    NAMESPACE_TYPE,
-    SPOKE_TYPE,
-    STACK_TYPE,
-    Resource,
-    resource,
-)
+from review.resources import CRD_TYPE, NAMESPACE_TYPE, Resource, resource
 from review.versions import COMPONENTS, VersionChange, commonest, component_of
 
 # The engine's step ops, as what happens to the resource; other ops change nothing.

@@ -1,1 +1,1 @@
-"""The order in which a fleet's spokes change: waves, batches and their health."""
+"""The order in which a fleet's spokes change: waves and their batches."""

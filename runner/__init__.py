@@ -6,7 +6,7 @@ hold"); a bigger fleet is split into stacks, each with a rollout ring
 (`knative-fleet:ring`). `python -m runner up --stacks 'prod-*'` runs ring 1's stacks
 at once (at most `--parallel`), then ring 2's only if every stack of ring 1 succeeded.
 `python -m runner status` reads every stack's outputs into one table. See
-runner/README.md.
+docs/runner.md.
 
     selection   which stacks: name pattern, ring, `--shard i/n`
     stack_claims what each stack of the pattern selects (its file, the hub)

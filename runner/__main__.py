@@ -20,7 +20,7 @@
 every ring. Before any stack runs, a run in which two stacks the pattern names (in any
 ring or shard) select one spoke is refused. Exit code 0 when every stack succeeded (and,
 for refresh, none drifted), 1 otherwise, 2 when the stacks cannot be chosen as asked or
-overlap. See runner/README.md.
+overlap. See docs/runner.md.
 """
 
 from __future__ import annotations

@@ -107,6 +107,6 @@ def _reap(running: dict[str, Any], results: dict[str, StackResult], messages: An
                 results[name] = StackResult(
                     name, ring, operation, FAILED,
                     error=f"the stack's process ended without a result ({how}); see "
-                          "its log, and README 'Troubleshooting' ('Interrupted runs') "
+                          "its log, and docs/troubleshooting.md ('Interrupted runs') "
                           "before the next run")
                 board.finished(results[name])

@@ -135,4 +135,4 @@ def refusal(found: list[Overlap], selections: Mapping[str, StackSelection]) -> s
             "Nothing was run. Fix: give each spoke one stack: narrow one stack's group "
             "selector (e.g. a NotIn expression on a label only its own spokes carry) or "
             "remove its fleet entry; to move a spoke between stacks, use the hand-over "
-            "command shown for it. See runner/README.md, 'One stack per spoke'.")
+            "command shown for it. See docs/runner.md, 'One stack per spoke'.")

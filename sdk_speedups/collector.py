@@ -7,7 +7,7 @@ every 10 of those) the collector walks that growing heap again and again: under 
 it was half of the time of 23,700 resources with no inputs (`python -m bench --floor-child N`:
 23.5 s, 11.5 s with the collector off). A young collection every 100,000 allocations
 keeps what the collector frees for cycles (asyncio's futures and tracebacks) without the
-walks: docs/sdk-speedups.md has the measured effect.
+walks: docs/performance.md ("Engine and provider settings") has the measured effect.
 `KNATIVE_FLEET_GC=python` keeps Python's thresholds (core/settings.py).
 """
 

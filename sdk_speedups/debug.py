@@ -4,8 +4,8 @@ The SDK sends about four debug messages per resource to the engine ("registering
 resource", "resource registration prepared", "... successful", "beginning rpc"), and
 each is a blocking gRPC call on the program's event loop (`pulumi/log.py` sends a
 message without a resource synchronously). The CLI shows them only with `--debug`,
-yet sending them made a no-op preview of two spokes 1.2x slower (docs/sdk-speedups.md,
-"`debug`"). So they are dropped, unless `KNATIVE_FLEET_SDK_DEBUG=1`;
+yet sending them made a no-op preview of two spokes 1.2x slower (docs/performance.md,
+"Engine and provider settings"). So they are dropped, unless `KNATIVE_FLEET_SDK_DEBUG=1`;
 the program's own messages (info, warnings, errors) are never touched.
 """
 

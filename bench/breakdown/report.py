@@ -1,4 +1,4 @@
-"""The breakdown section's outputs, from its figures alone: its section of BENCHMARKS.md,
+"""The breakdown section's outputs, from its figures alone: its section of docs/performance.md,
 which the terminal shows too."""
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 One spoke's install, no-op review, one-key change and destroy with knative-fleet, on the
 Pulumi binaries as released (the headline figures) and as the toolchain patches them,
 each against the same objects with kubectl on another spoke, the growth from 1 to 4
-spokes, and the program for 1, 10 and 100 spokes under mocks: the head of BENCHMARKS.md
-and bench/results.json."""
+spokes, and the program for 1, 10 and 100 spokes under mocks: its section of
+docs/performance.md and bench/results.json."""
 
 from __future__ import annotations
 

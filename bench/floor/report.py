@@ -1,5 +1,5 @@
 """The floor section's outputs, from its figures alone: a table on the terminal and its
-section of BENCHMARKS.md."""
+section of docs/performance.md."""
 
 from __future__ import annotations
 

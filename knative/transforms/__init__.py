@@ -4,9 +4,11 @@ of what runs, in which order (the operator's pkg/reconciler/common/transformers.
 
 Every transform is `transform(rendered, spec) -> rendered`: it reads its own key off the
 spec, changes the rendered release objects in place and returns them; a key the spec
-does not have (a Serving-only key on Eventing) or leaves unset changes nothing. The
-modules of `manifests`, `source` and `version` hold no transform: those keys decide
-which files are loaded, or check the plan, and `namespace` builds the install namespace.
+does not have (a Serving-only key on Eventing) or leaves unset changes nothing. The spec
+keys that change no rendered object are applied elsewhere in knative/: `manifests`,
+`additionalManifests` and `source` pick the files (component_files.py), `version` is
+checked against what a spoke runs (version_step.py), and `namespace` shapes the install
+namespace (install_namespace.py).
 """
 
 from __future__ import annotations

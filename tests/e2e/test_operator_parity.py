@@ -5,8 +5,8 @@ spoke-1 and installs a rich KnativeServing and KnativeEventing from its own rele
 files (kodata); knative-fleet installs the same two specs on spoke-2 from the same bytes
 (a release base of symlinks into that kodata). Every object of the two installs is then
 compared field by field; each difference is fixed or listed in
-tests/support/operator_differences.py with its reason, and that list is the README's
-"differs from the operator" column.
+tests/support/operator_differences.py with its reason, and that list is the "differs from
+the operator" column of the spec table in docs/configuration.md.
 
 Then spoke-1 is taken over as the README's "Taking over a spoke the Knative Operator runs" says:
 the operator stops, its CRs are released (finalizers off, deleted with propagationPolicy

@@ -1,4 +1,4 @@
-"""knative-fleet held against the Knative Operator on the README rows the rich parity
+"""knative-fleet held against the Knative Operator on the spec-table rows the rich parity
 install (tests/e2e/test_operator_parity.py) cannot take: it installs Kourier with a
 NodePort Service from the release files, and knative-fleet installs one ingress at a time.
 

@@ -4,9 +4,9 @@ tests/e2e/test_operator_parity_ingresses.py find them on the lab; an entry that 
 nothing in an install it is about fails that install's test, so the list never outlives
 a fix).
 
-`row` names the README spec-table row (or "(every object)", the list under that table)
-whose "differs from the operator" text is `readme`; tests/unit/support/
-test_operator_differences.py holds the README to this list.
+`row` names the row of the spec table in docs/configuration.md (or "(every object)", the
+list under that table) whose "differs from the operator" text is `readme`;
+tests/unit/support/test_operator_differences.py holds docs/configuration.md to this list.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ KNOWN: tuple[Known, ...] = (
 )
 
 
-# Rows of the README spec table the operator has no key for.
+# Rows of the spec table (docs/configuration.md) the operator has no key for.
 FLEET_ONLY = frozenset({"allowMinorSkip", "deleteCrdsOnDestroy"})
 # Rows no parity spec (tests/e2e/operator_specs/parity-*.yaml) exercises, and why.
 NOT_COMPARED: dict[str, str] = {
@@ -148,7 +148,7 @@ FROM_CODE: dict[str, str] = {
 
 
 def row_key(first_cell: str) -> str:
-    """A README spec-table row's name: its first cell without the (Serving)/(Eventing)
+    """A spec-table row's name: its first cell without the (Serving)/(Eventing)
     marks and backticks ("*(derived)* config-network ingress-class" keeps its mark)."""
     cell = first_cell.strip()
     for mark in ("*(Serving)* ", "*(Eventing)* "):
@@ -157,7 +157,7 @@ def row_key(first_cell: str) -> str:
 
 
 def differs_cell(row: str) -> str:
-    """What the README's "differs from the operator" column says for `row`."""
+    """What the spec table's "differs from the operator" column says for `row`."""
     texts = [k.readme for k in KNOWN if k.row == row and k.readme]
     if row in FROM_CODE:
         texts.append(f"from the operator's code: {FROM_CODE[row]}")
@@ -169,5 +169,5 @@ def differs_cell(row: str) -> str:
 
 
 def every_object_lines() -> list[str]:
-    """The README list under the spec table: what every install differs in."""
+    """The list under the spec table (docs/configuration.md): what every install differs in."""
     return [f"- {k.readme}" for k in KNOWN if k.row == EVERY and k.readme]

@@ -5,7 +5,8 @@ An install is every object that appeared on a spoke during it (a snapshot before
 after), less what controllers make from it (Pods, ReplicaSets, ...). Fields that the
 cluster fills in (uids, times, allocated IPs and node ports, Job selectors) are left out of both;
 everything else must be equal or be explained by an entry of a list of known
-differences, each with its reason and the README row that states it.
+differences, each with its reason and the spec-table row (docs/configuration.md) that
+states it.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ class Known:
 
     `kind`, `name` and `path` are fnmatch patterns over a Field's group/Kind, its
     "namespace/name" (or name; alternatives joined by "|") and its path (a literal "["
-    is written "[[]"); `row` is the README table row whose last
+    is written "[[]"); `row` is the spec-table row (docs/configuration.md) whose last
     column states `readme` (tests/unit/support/test_operator_differences.py checks it).
     `installs` names the parity installs the entry is about (None: every one): it
     explains differences only there, and must explain one in each of them."""

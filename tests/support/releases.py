@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.names import CR_NAME, NAMESPACE, Component
-from knative import manifests, releases
+from knative import manifests, release_fetch, releases
 from knative.manifests import Rendered
 from knative.plan import InstallPlan, plan_spoke
 from lab.paths import RELEASES
@@ -23,7 +23,7 @@ VERSION = "1.23.0"
 @functools.lru_cache(maxsize=16)
 def _documents(component: Component, ingress: str | None, version: str) -> tuple[dict, ...]:
     urls = releases.release_urls(RELEASE_BASE, component, version, ingress=ingress)
-    return tuple(doc for url in urls for doc in releases.load_documents(url))
+    return tuple(doc for url in urls for doc in release_fetch.load_documents(url))
 
 
 def release_documents(component: Component, ingress: str | None = "kourier",

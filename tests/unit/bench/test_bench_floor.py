@@ -54,7 +54,7 @@ def test_the_report_shows_both_tables_and_keeps_other_sections(tmp_path: Path) -
     results = {**out, "command": "python -m bench --section floor",
                "date": "2026-11-26 00:00 UTC", "runs": 3, "pairs": 3,
                "machine_load_start": "1 1 1", "machine_load_end": "2 2 2"}
-    md = tmp_path / "BENCHMARKS.md"
+    md = tmp_path / "performance.md"
     md.write_text(replace_section("# Benchmarks\n", "levers", "## Levers\nkept\n"))
     write(results, report.markdown(results), "floor", tmp_path / "floor.json", md)
     text = md.read_text()

@@ -48,7 +48,7 @@ def test_report_has_a_row_per_setting_and_operation_and_keeps_other_sections(
     rows = report.table(results)
     assert len(rows) == 2 + len(OPERATIONS) * (1 + len(REPORTED))
     assert any(REPORTED[0].name in row and "0.50x / 0.50x / 0.50x" in row for row in rows)
-    md = tmp_path / "BENCHMARKS.md"
+    md = tmp_path / "performance.md"
     md.write_text(replace_section("# Benchmarks\n", "cost-per-spoke", "kept"))
     write(results, report.markdown(results), "levers", tmp_path / "levers-results.json", md)
     text = md.read_text()

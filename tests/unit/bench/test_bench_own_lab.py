@@ -104,7 +104,7 @@ def fake_section(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> ModuleT
 def run_fake(tmp_path: Path, report_only: bool = False) -> tuple[int, Path, Path]:
     section = Section("fake", "fake_section", str(tmp_path / ".lab-bench-fake"),
                       str(tmp_path / "fake-results.json"), "fake")
-    md = tmp_path / "BENCHMARKS.md"
+    md = tmp_path / "performance.md"
     code = section.run(Options(report_only=report_only), "python -m bench --section fake", md)
     return code, tmp_path / "fake-results.json", md
 
@@ -113,7 +113,7 @@ def test_a_section_writes_its_results_and_its_part(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         lab_commands: list[tuple[str, ...]]) -> None:
     fake_section(monkeypatch)
-    (tmp_path / "BENCHMARKS.md").write_text(
+    (tmp_path / "performance.md").write_text(
         replace_section("# Benchmarks\nthe head\n", "fake", "old"))
     code, results_json, md = run_fake(tmp_path)
     assert code == 0

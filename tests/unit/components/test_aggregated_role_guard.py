@@ -1,133 +1,43 @@
-"""The guard's delete step against an in-memory API that plays the aggregation
-controller: it waits for the controller to catch up, deletes the role, removes what the
-controller re-creates, and leaves alone a role someone else wrote. (The same race on
-real API servers is `tests/e2e/test_uninstall_races.py`.)"""
+"""The aggregated-role guard's and sweep's provider: the delete steps run by the names
+old stack states hold (`components.aggregated_role_guard.settle_and_delete`, `.sweep`)
+reach lifecycle.aggregated_roles; a failed step names the spoke and the way on; the
+connection the guards hold survives the state; and the providers' modules load without
+the Kubernetes client."""
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import subprocess
 import sys
+from typing import Any
 
 import pytest
-from kubernetes.client.rest import ApiException
 
-from access import aggregated_role_cleanup as cleanup
 from access import spoke_client as spoke_access
 from components import aggregated_role_guard as guard
-from knative.aggregated_roles import CONTROLLER_FIELD_MANAGER, selector_matches
 from lab.paths import REPO
+from lifecycle import aggregated_roles
 from tests.support.factories import spoke_connection
 
-RULE = {"apiGroups": ["a"], "resources": ["x"], "verbs": ["get"]}
-SELECTOR = {"matchLabels": {"feeds": "agg"}}
-UIDS = itertools.count()
+
+@pytest.mark.parametrize("step", ["settle_and_delete", "sweep"])
+def test_the_delete_steps_run_in_lifecycle(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
+    ran: list[dict[str, Any]] = []
+    monkeypatch.setattr(aggregated_roles, step, ran.append)
+    provider = guard._Provider(getattr(guard, step))
+    props = {"id": "agg", "role": "agg", "spoke": "spoke-1"}
+    provider.delete("agg", props)
+    assert ran == [props]
 
 
-def aggregated(rules: list) -> dict:
-    return {"metadata": {"name": "agg", "uid": f"u{next(UIDS)}",
-                         "labels": {"app.kubernetes.io/managed-by": "knative-fleet"}},
-            "aggregationRule": {"clusterRoleSelectors": [SELECTOR]}, "rules": rules}
+def test_a_failed_delete_names_the_spoke_and_the_way_on() -> None:
+    def fails(_props: dict[str, Any]) -> None:
+        raise TimeoutError("no answer")
 
-
-def recreation(rules: list) -> dict:
-    return {"metadata": {"name": "agg", "uid": f"u{next(UIDS)}", "managedFields": [
-        {"manager": CONTROLLER_FIELD_MANAGER, "operation": "Apply"}]}, "rules": rules}
-
-
-class FakeRbac:
-    """ClusterRoles in a dict; `after_delete` runs on every delete (the controller)."""
-
-    def __init__(self, roles: list[dict], after_delete=None, lag_reads: int = 0) -> None:
-        self.roles = {r["metadata"]["name"]: r for r in roles}
-        self.after_delete = after_delete or (lambda name, gone: None)
-        self.lag_reads = lag_reads  # reads before the controller writes the settled rules
-        self.deleted: list[str] = []
-        self.deleted_rules: list[list] = []
-        self.api_client = self
-
-    @staticmethod
-    def sanitize_for_serialization(obj):
-        return obj
-
-    def read_cluster_role(self, name, **_):
-        if self.lag_reads:
-            self.lag_reads -= 1
-            if self.lag_reads == 0 and "agg" in self.roles:
-                self.roles["agg"]["rules"] = []  # the controller catches up
-        if name not in self.roles:
-            raise ApiException(status=404)
-        return self.roles[name]
-
-    def list_cluster_role(self, label_selector="", **_):
-        labels = dict(p.split("=") for p in label_selector.split(",") if p)
-        return {"items": [r for r in self.roles.values()
-                          if selector_matches({"matchLabels": labels},
-                                              r["metadata"].get("labels") or {})]}
-
-    def delete_cluster_role(self, name, body=None, **_):
-        obj = self.roles.get(name)
-        if obj is None:
-            raise ApiException(status=404)
-        if body.preconditions.uid != obj["metadata"]["uid"]:
-            raise ApiException(status=409)
-        del self.roles[name]
-        self.deleted.append(obj["metadata"]["uid"])
-        self.deleted_rules.append(obj["rules"])
-        self.after_delete(name, obj)
-
-
-@pytest.fixture(autouse=True)
-def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cleanup, "POLL_S", 0.001)
-
-
-def run(monkeypatch: pytest.MonkeyPatch, rbac: FakeRbac) -> None:
-    monkeypatch.setattr(cleanup, "_rbac", lambda props: contextlib.nullcontext(rbac))
-    guard.settle_and_delete({"role": "agg"})
-
-
-def test_waits_for_the_controller_then_deletes(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Feeders already deleted, the live role still holds their rule until the
-    # controller's recompute lands.
-    rbac = FakeRbac([aggregated([RULE])], lag_reads=3)
-    run(monkeypatch, rbac)
-    assert "agg" not in rbac.roles
-    assert rbac.deleted_rules == [[]]  # deleted only once the controller had caught up
-
-
-def test_removes_what_a_stale_controller_recreates(monkeypatch: pytest.MonkeyPatch) -> None:
-    created: list[str] = []
-
-    def stale_controller(name: str, gone: dict) -> None:
-        if gone.get("aggregationRule"):  # its cache still has the install's role
-            rbac.roles[name] = recreation(gone["rules"])
-            created.append(rbac.roles[name]["metadata"]["uid"])
-
-    rbac = FakeRbac([aggregated([])], after_delete=stale_controller)
-    run(monkeypatch, rbac)
-    assert "agg" not in rbac.roles
-    assert created and created[0] in rbac.deleted
-
-
-def test_leaves_a_role_someone_else_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
-    users = {"metadata": {"name": "agg", "uid": "users", "managedFields": [
-        {"manager": "kubectl", "operation": "Apply"}]}, "rules": [RULE]}
-
-    def someone(name: str, gone: dict) -> None:
-        rbac.roles[name] = users
-
-    rbac = FakeRbac([aggregated([])], after_delete=someone)
-    run(monkeypatch, rbac)
-    assert rbac.roles["agg"] is users
-
-
-def test_sweep_deletes_only_recreations(monkeypatch: pytest.MonkeyPatch) -> None:
-    rbac = FakeRbac([recreation([RULE])])
-    monkeypatch.setattr(cleanup, "_rbac", lambda props: contextlib.nullcontext(rbac))
-    guard.sweep({"roles": ["agg", "absent"]})
-    assert rbac.roles == {}
+    with pytest.raises(RuntimeError, match=r"^spoke 'spoke-1': could not remove agg "
+                       r"safely: TimeoutError: no answer\. Fix: make sure the spoke"):
+        guard._Provider(fails).delete("agg", {"role": "agg", "spoke": "spoke-1"})
+    with pytest.raises(RuntimeError, match="could not remove the aggregated ClusterRoles"):
+        guard._Provider(fails).delete("sweep", {"roles": ["agg"], "spoke": "spoke-1"})
 
 
 def test_connection_survives_pulumi_dropping_unset_fields() -> None:
@@ -141,7 +51,8 @@ def test_the_dynamic_providers_load_without_the_kubernetes_client_or_config_mode
     """The engine starts the dynamic provider and unpickles these modules in its
     one-at-a-time step loop before a spoke's objects: what they import is on every
     preview's path."""
-    code = ("import sys, components.aggregated_role_guard, components.membership; "
+    code = ("import sys, components.aggregated_role_guard, components.membership, "
+            "components.wave_gate; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'kubernetes', 'pydantic', 'access', 'knative'}))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,

@@ -1,30 +1,25 @@
 """The spoke's owner guard: registered after everything of the spoke and depending on
 all of it (so Pulumi deletes it first), only when the plan has an owner; its create and
-diff never reach the spoke; its delete refuses while another stack's record is on an
-anchor, and goes on for this stack's record, no record, or a spoke it cannot reach."""
+diff never reach the spoke; its delete runs lifecycle.owner_guard, passes its refusal on
+as it is and reports any other failure with the spoke and the way on."""
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 from typing import Any
 
 import pulumi
 import pytest
-from kubernetes.client.rest import ApiException
-from urllib3.exceptions import MaxRetryError
 
 from access import spoke_client as spoke_access
-from access import spoke_facts
 from components import fleet as fleet_mod
 from components import owner_guard
 from components import spoke as spoke_mod
 from config.stack_owner import owner_identity
-from core.errors import ProfileError
-from core.reasons import Reason
 from fleet import plan_fleet
 from lab.paths import REPO
+from lifecycle import owner_guard as owner_check
 from tests.support.factories import FakeInventory, spoke_connection, two_spoke_fleet
 
 ME = owner_identity("file:///state", "organization", "knative-fleet", "prod")
@@ -41,27 +36,15 @@ def props(*anchors: str) -> dict[str, Any]:
             "pluginTimeoutSeconds": 5}
 
 
-def spoke_with(monkeypatch: pytest.MonkeyPatch, anchors: dict[str, Any],
-               enter: Exception | None = None) -> list[tuple[str, str]]:
-    """The spoke as the delete step reads it: {"namespace/name": annotations, None (no
-    such anchor) or an exception to raise}; `enter`: reaching the spoke fails so."""
-    reads: list[tuple[str, str]] = []
+def step_raising(monkeypatch: pytest.MonkeyPatch, failure: Exception) -> list[dict[str, Any]]:
+    """The lifecycle step, raising `failure`; returns the props of each call."""
+    reads: list[dict[str, Any]] = []
 
-    @contextlib.contextmanager
-    def client(connection: dict, timeout: float):
-        if enter is not None:
-            raise enter
-        yield object()
+    def check_owner(p: dict[str, Any]) -> None:
+        reads.append(p)
+        raise failure
 
-    def read_anchor(_api: Any, namespace: str, name: str) -> dict | None:
-        reads.append((namespace, name))
-        found = anchors.get(f"{namespace}/{name}")
-        if isinstance(found, Exception):
-            raise found
-        return found
-
-    monkeypatch.setattr(spoke_access, "spoke_client", client)
-    monkeypatch.setattr(spoke_facts, "read_anchor", read_anchor)
+    monkeypatch.setattr(owner_check, "check_owner", check_owner)
     return reads
 
 
@@ -69,62 +52,18 @@ def delete(p: dict[str, Any]) -> None:
     owner_guard._Provider().delete(p["id"], p)
 
 
-def test_another_stacks_record_refuses_the_delete(monkeypatch: pytest.MonkeyPatch) -> None:
-    spoke_with(monkeypatch, {SERVING: {"knative-fleet.dev/owner": ME},
-                             EVENTING: {"knative-fleet.dev/owner": OTHER}})
-    with pytest.raises(owner_guard.OwnedByAnotherStack) as refused:
-        delete(props(SERVING, EVENTING))
-    message = str(refused.value)
-    assert message.startswith("spoke 'spoke-1': ")
-    assert f"stack '{OTHER}' manages this spoke" in message
-    assert "pulumi state delete --target-dependents 'urn:x::Spoke::spoke-1'" in message
-    assert "python -m operations hand-over --spoke spoke-1" in message
-
-
-@pytest.mark.parametrize("anchor", [
-    {"knative-fleet.dev/owner": ME},
-    {"operator.knative.dev/anchor": "true"},  # no record: installed before records
-    None,  # no anchor, or no namespace: the API answers 404 for both
-])
-def test_this_stacks_record_or_none_lets_the_delete_go_on(
-        monkeypatch: pytest.MonkeyPatch, anchor: dict | None) -> None:
-    reads = spoke_with(monkeypatch, {SERVING: anchor})
-    delete(props(SERVING))
-    assert reads == [tuple(SERVING.split("/"))]
-
-
-@pytest.mark.parametrize("failure", [
-    ProfileError(Reason.ACCESS_PROVIDER_FAILED, "secret fleet-system/spoke-1 not found"),
-    MaxRetryError(None, "/api", "connection refused"),  # type: ignore[arg-type]
-    TimeoutError("timed out"),
-])
-def test_a_spoke_it_cannot_reach_does_not_block_its_removal(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        failure: Exception) -> None:
-    spoke_with(monkeypatch, {}, enter=failure)
-    delete(props(SERVING))
-    err = capsys.readouterr().err
-    assert "spoke 'spoke-1': cannot be reached to read its owner record" in err
-    assert "its delete goes on" in err
-
-
-def test_an_api_server_that_does_not_answer_is_unreachable(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    spoke_with(monkeypatch, {SERVING: ApiException(status=503)})
-    delete(props(SERVING))
-    assert "cannot be reached" in capsys.readouterr().err
-
-
-def test_a_refused_read_refuses_the_delete(monkeypatch: pytest.MonkeyPatch) -> None:
-    spoke_with(monkeypatch, {SERVING: ApiException(status=403)})
-    with pytest.raises(owner_guard.OwnedByAnotherStack, match="may not get configmaps in "
-                       "knative-serving"):
+def test_the_refusal_reaches_the_user_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    refusal = owner_check.OwnedByAnotherStack("spoke 'spoke-1': stack 'x' manages it")
+    reads = step_raising(monkeypatch, refusal)
+    with pytest.raises(owner_check.OwnedByAnotherStack) as refused:
         delete(props(SERVING))
+    assert refused.value is refusal
+    assert reads == [props(SERVING)]
 
 
 def test_an_unexpected_failure_names_the_spoke_and_deletes_nothing(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spoke_with(monkeypatch, {SERVING: ValueError("bad anchor")})
+    step_raising(monkeypatch, ValueError("bad anchor"))
     with pytest.raises(RuntimeError, match="spoke 'spoke-1': could not check the owner "
                        "record.*ValueError: bad anchor; nothing on the spoke was deleted"):
         delete(props(SERVING))
@@ -132,7 +71,7 @@ def test_an_unexpected_failure_names_the_spoke_and_deletes_nothing(
 
 def test_create_and_diff_record_the_inputs_without_reaching_the_spoke(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    reads = spoke_with(monkeypatch, {}, enter=AssertionError("reached the spoke"))
+    reads = step_raising(monkeypatch, AssertionError("reached the spoke"))
     provider = owner_guard._Provider()
     old = props(SERVING)
     assert provider.create(old).id == "spoke-1:owner-record"

@@ -8,10 +8,10 @@ import pytest
 
 from access import Reason, SpokeFacts
 from config.stack_owner import clean_backend_url, owner_identity
+from core.names import OWNER_ANNOTATION
 from fleet import plan_fleet
 from fleet.plan import Role, SpokePlan
 from fleet.spokes import owner_refusal, stack_of
-from knative.manifests import OWNER_ANNOTATION
 from tests.support.factories import FakeInventory, two_spoke_fleet
 
 ME = owner_identity("file:///state", "organization", "knative-fleet", "prod")

@@ -17,8 +17,9 @@ from core.names import (
     MANAGED_BY_VALUE,
     NAME_LABEL,
     SKIP_AWAIT_ANNOTATION,
+    anchor_name,
 )
-from knative import manifests, releases
+from knative import manifests, release_fetch, releases
 from knative.manifests import Rendered
 from tests.support.releases import RELEASE_BASE as BASE
 from tests.support.releases import release_documents as _docs
@@ -146,7 +147,8 @@ def test_jobs_get_the_operators_versioned_names(serving: Rendered) -> None:
 
 def test_render_does_not_touch_the_cached_documents(serving: Rendered) -> None:
     url = releases.release_urls(BASE, "serving", "1.23")[3]
-    gateway = _find(list(releases.load_documents(url)), "Deployment", "3scale-kourier-gateway")
+    gateway = _find(list(release_fetch.load_documents(url)), "Deployment",
+                    "3scale-kourier-gateway")
     assert gateway["metadata"]["namespace"] == "kourier-system"
     assert MANAGED_BY_LABEL not in gateway["metadata"]["labels"]
 
@@ -333,9 +335,9 @@ def test_jobs_without_version_label_use_the_given_version() -> None:
 # --- anchor, owner, identity ------------------------------------------------------------
 
 def test_anchor_name() -> None:
-    assert (manifests.anchor_name("KnativeServing", "knative-serving")
+    assert (anchor_name("KnativeServing", "knative-serving")
             == "knativeserving-knative-serving-root-owner")
-    assert (manifests.anchor_name("KnativeEventing", "ke")
+    assert (anchor_name("KnativeEventing", "ke")
             == "knativeeventing-ke-root-owner")
 
 

@@ -1,18 +1,15 @@
-"""Release resolution and loading, against the offline mirror of the real files."""
+"""The release catalogue: version resolution and each release's files, against the offline
+mirror of the real files."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from core.errors import ReleaseError
-from knative import releases
+from knative import release_fetch, releases
 from lab.paths import RELEASES
-from tests.support.http_server import serve
 
 MIRROR = RELEASES
 BASE = MIRROR.as_uri()
@@ -149,7 +146,7 @@ def test_eventing_urls_exclude_tls_networking() -> None:
 
 
 def test_default_base_is_github() -> None:
-    assert releases.DEFAULT_BASE == "https://github.com"
+    assert release_fetch.DEFAULT_BASE == "https://github.com"
     assert releases.release_urls("", "eventing", "1.23.0")[0] == (
         "https://github.com/knative/eventing/releases/download/knative-v1.23.0/eventing-crds.yaml"
     )
@@ -168,115 +165,4 @@ def test_source_urls_exist_and_load(source: str) -> None:
     assert urls
     for url in urls:
         assert _path(url).is_file()
-        assert releases.load_documents(url)  # github.yaml redefines a YAML anchor
-
-
-def test_load_documents_parses_the_real_files() -> None:
-    base = f"{BASE}/knative/serving/releases/download/knative-v1.23.0"
-    crds = releases.load_documents(f"{base}/serving-crds.yaml")
-    assert isinstance(crds, tuple) and len(crds) == 12
-    assert {d["kind"] for d in crds} == {"CustomResourceDefinition"}
-    core = releases.load_documents(f"{base}/serving-core.yaml")
-    assert all(isinstance(d, dict) and d.get("kind") for d in core)
-
-
-def test_load_documents_drops_empty_docs_and_flattens_lists(tmp_path: Path) -> None:
-    file = tmp_path / "list.yaml"
-    file.write_text(
-        "---\n# only a comment\n---\n"
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
-        "---\n"
-        "apiVersion: v1\nkind: List\nitems:\n"
-        "- {apiVersion: v1, kind: Secret, metadata: {name: b}}\n"
-        "- {apiVersion: v1, kind: ConfigMapList, items: "
-        "[{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}]}\n"
-        "---\n"
-    )
-    docs = releases.load_documents(file.as_uri())
-    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
-        ("ConfigMap", "a"), ("Secret", "b"), ("ConfigMap", "c"),
-    ]
-
-
-def test_load_documents_is_cached_per_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    file = tmp_path / "one.yaml"
-    file.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-    reads: list[str] = []
-    real_read = releases._read
-
-    def counting_read(url: str) -> bytes:
-        reads.append(url)
-        return real_read(url)
-
-    monkeypatch.setattr(releases, "_read", counting_read)
-    releases.load_documents.cache_clear()
-    first = releases.load_documents(file.as_uri())
-    second = releases.load_documents(file.as_uri())
-    assert first is second
-    assert reads == [file.as_uri()]
-
-
-def test_failures_are_not_cached(tmp_path: Path) -> None:
-    file = tmp_path / "late.yaml"
-    with pytest.raises(ReleaseError):
-        releases.load_documents(file.as_uri())
-    file.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-    assert len(releases.load_documents(file.as_uri())) == 1
-
-
-def test_missing_file_error_names_url_cause_and_fix() -> None:
-    url = f"{BASE}/knative/serving/releases/download/knative-v1.99.0/serving-core.yaml"
-    with pytest.raises(ReleaseError) as err:
-        releases.load_documents(url)
-    message = str(err.value)
-    assert url in message
-    assert "No such file" in message
-    assert "knative-fleet:releaseBase" in message and "version" in message
-
-
-def test_bad_yaml_and_non_objects_are_release_errors(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("apiVersion: v1\nkind: [unclosed\n")
-    with pytest.raises(ReleaseError, match="not valid YAML") as err:
-        releases.load_documents(bad.as_uri())
-    assert "knative-fleet:releaseBase" in str(err.value)
-    html = tmp_path / "login.html"
-    html.write_text("<html>sign in</html>\n")
-    with pytest.raises(ReleaseError, match="not a Kubernetes object"):
-        releases.load_documents(html.as_uri())
-
-
-def test_relative_file_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "mirror").mkdir()
-    (tmp_path / "mirror" / "x.yaml").write_text(
-        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
-    monkeypatch.chdir(tmp_path)
-    assert releases.load_documents("file://mirror/x.yaml")[0]["kind"] == "Secret"
-
-
-def test_unsupported_scheme() -> None:
-    with pytest.raises(ReleaseError, match="unsupported release URL"):
-        releases.load_documents("ftp://example.invalid/serving-core.yaml")
-
-
-@pytest.fixture
-def http_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with serve(functools.partial(Quiet, directory=str(tmp_path))) as url:
-        yield url
-
-
-def test_http_fetch_and_404(http_mirror: str) -> None:
-    assert releases.load_documents(f"{http_mirror}/ok.yaml")[0]["metadata"]["name"] == "a"
-    url = f"{http_mirror}/knative/serving/releases/download/knative-v1.23.0/serving-core.yaml"
-    with pytest.raises(ReleaseError) as err:
-        releases.load_documents(url)
-    message = str(err.value)
-    assert url in message and "HTTP 404" in message and "knative-fleet:releaseBase" in message
+        assert release_fetch.load_documents(url)  # github.yaml redefines a YAML anchor

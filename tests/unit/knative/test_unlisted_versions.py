@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import ReleaseError
-from knative import releases
+from knative import release_fetch, releases
 from knative.plan import plan_spoke
 from models.component import EventingSpec, ServingSpec
 from tests.support.http_server import serve
@@ -129,7 +129,7 @@ def test_http_base_probes_patches_past_a_gap(http_base: str) -> None:
     assert urls[3] == kourier_url(http_base, "1.21.3")
     assert releases.source_urls(http_base, "github", "1.21.0")[0].endswith(
         "/knative-v1.21.2/github.yaml")
-    assert releases.load_documents(urls[3])
+    assert release_fetch.load_documents(urls[3])
 
 
 def test_http_base_missing_version_and_companion_name_the_urls_tried(
@@ -163,32 +163,3 @@ def test_an_unreachable_base_is_not_taken_for_a_missing_release(
 
     with serve(Broken) as url, pytest.raises(ReleaseError, match="HTTP 503"):
         releases.release_urls(url, "serving", "1.21.1")
-
-
-def test_redirects_keep_head(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GitHub redirects release downloads; the existence check must not download them.
-    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    seen: list[str] = []
-
-    class Redirect(http.server.BaseHTTPRequestHandler):
-        def do_HEAD(self) -> None:
-            seen.append("HEAD " + self.path)
-            if self.path.startswith("/moved"):
-                self.send_response(200)
-            else:
-                self.send_response(302)
-                self.send_header("Location", "/moved" + self.path)
-            self.end_headers()
-
-        def do_GET(self) -> None:
-            seen.append("GET " + self.path)
-            self.send_response(500)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with serve(Redirect) as url:
-        assert releases._exists(f"{url}/a/b.yaml")
-    assert seen == ["HEAD /a/b.yaml", "HEAD /moved/a/b.yaml"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,14 @@ def test_writes_both_reports_and_exits_with_the_previews_status(
     assert (tmp_path / "report.md").read_text().startswith("## knative-fleet preview `demo`")
     assert json.loads((tmp_path / "report.json").read_text())["exitCode"] == code
     assert str(tmp_path / "report.md") in capsys.readouterr().out
+
+
+def test_a_live_review_loads_neither_the_offline_review_nor_the_planner() -> None:
+    code = ("import sys, review.__main__; print(sorted(m for m in sys.modules "
+            "if m.startswith(('review.offline', 'fleet', 'config'))))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:

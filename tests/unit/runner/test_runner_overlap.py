@@ -220,7 +220,8 @@ def test_the_runner_refuses_overlapping_stacks_before_any_runs(
     assert "python -m runner: refused: 1 spoke is selected by more than one stack" in err
     assert "ClusterProfile fleet-system/eu-2: selected by stacks prod-a and prod-b" in err
     assert "stack prod-b selects it as spoke 'eu-2' (fleet[0])" in err
-    assert "python -m operations hand-over --spoke eu-2 --from-stack prod-b --to-stack prod-a" in err
+    assert ("python -m operations hand-over --spoke eu-2 --from-stack prod-b "
+            "--to-stack prod-a") in err
     assert not (root / "logs").exists()
 
 

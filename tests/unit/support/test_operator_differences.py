@@ -1,5 +1,6 @@
-"""The README's "differs from the operator" column and the list under the spec table are
-the list the parity e2e holds the lab to (tests/support/operator_differences.py)."""
+"""The "differs from the operator" column of the spec table in docs/configuration.md and the
+list under that table are the list the parity e2e holds the lab to
+(tests/support/operator_differences.py)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from tests.support.operator_differences import (
 )
 
 HEADER = "| key | type | default | effect | operator equivalent | differs from the operator |"
+CONFIGURATION = REPO / "docs" / "configuration.md"
 
 
 def spec_table() -> dict[str, str]:
-    """{row name: its last cell} of the README's spec table."""
-    lines = (REPO / "README.md").read_text().splitlines()
+    """{row name: its last cell} of the spec table."""
+    lines = CONFIGURATION.read_text().splitlines()
     start = lines.index(HEADER) + 2
     rows: dict[str, str] = {}
     for line in lines[start:]:
@@ -46,7 +48,7 @@ def test_every_listed_difference_has_its_row() -> None:
 
 
 def test_the_list_under_the_table_is_the_every_object_list() -> None:
-    text = (REPO / "README.md").read_text()
+    text = CONFIGURATION.read_text()
     for line in every_object_lines():
         assert f"\n{line}\n" in text, line
 

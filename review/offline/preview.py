@@ -8,7 +8,9 @@ to be created giving an unknown one, as in a live preview), and the gates of gat
 batches. Each resource's URN is the state's when the state has it (same type and name
 under the spoke's component), else built as the engine builds it. Resources of the
 state the plan does not register are deleted, unless the run would fail (then Pulumi
-deletes nothing); a run that fails reports the same errors the program logs.
+deletes nothing); a run that fails reports the same errors the program logs. The type
+names and the inputs each dynamic provider compares are the registrar's own
+(core.resource_types).
 """
 
 from __future__ import annotations
@@ -18,28 +20,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.resource_types import (
+    AGGREGATED_ROLE_GUARD,
+    AGGREGATED_ROLE_SWEEP,
+    MEMBERSHIP,
+    MEMBERSHIP_NAME,
+    PROVIDER_KEYS,
+    PROVIDER_TYPE,
+    SPOKE_OWNER_GUARD,
+    SPOKE_TYPE,
+    STACK_TYPE,
+    WAVE_GATE,
+    DynamicKind,
+)
 from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
 from knative import manifests
-from review.offline_diff import keys_step, object_step
-from review.resources import PROVIDER_TYPE, SPOKE_TYPE, STACK_TYPE, urn_name, urn_type
-from review.stack_state import HIDDEN, Hidden, LastState
+from review.offline.diff import keys_step, object_step
+from review.offline.state import HIDDEN, Hidden, LastState
+from review.resources import urn_name, urn_type
 from targeting.deselected import deselections
 
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's "known after apply"
-DYNAMIC = "pulumi-python:dynamic/knative-fleet:"
-MEMBERSHIP_TYPE = DYNAMIC + "FleetMembership"
-MEMBERSHIP_NAME = "fleet-membership"  # components.membership.NAME, without loading Pulumi
-GATE_TYPE = DYNAMIC + "WaveGate"
-GUARD_TYPE = DYNAMIC + "AggregatedRoleGuard"
-SWEEP_TYPE = DYNAMIC + "AggregatedRoleSweep"
-OWNER_GUARD_TYPE = DYNAMIC + "SpokeOwnerGuard"
-# What each dynamic provider's `diff` compares (components/), and a provider's config.
-MEMBERSHIP_KEYS = ("spokes", "groups")
-GATE_KEYS = ("wave", "spokes", "unreachable", "changes", "timeoutSeconds", "maxFailures")
-GUARD_KEYS = ("id", "spoke", "role", "roles", "connection", "pluginTimeoutSeconds")
-OWNER_GUARD_KEYS = ("spoke", "owner", "anchors", "connection", "pluginTimeoutSeconds")
-PROVIDER_KEYS = ("clusterIdentifier", "deleteUnreachable", "enableConfigMapMutable",
-                 "enableSecretMutable", "enableServerSideApply", "kubeconfig")
 
 
 def shown(value: Any) -> Any:
@@ -161,16 +162,17 @@ def _provider(walk: _Walk, spoke: SpokePlan, spoke_urn: str) -> str:
     return op
 
 
-def _dynamic(walk: _Walk, type_: str, name: str, parent: str | None,
-             inputs: Mapping[str, Any], keys: tuple[str, ...]) -> str:
-    """A dynamic resource's step. Its detailedDiff is null, as the engine reports one
-    (the review then diffs the whole inputs); the pickled provider is the state's."""
-    urn = walk.urn(type_, name, parent)
+def _dynamic(walk: _Walk, kind: DynamicKind, name: str, parent: str | None,
+             inputs: Mapping[str, Any]) -> str:
+    """A dynamic resource's step, comparing the keys its provider's `diff` compares. Its
+    detailedDiff is null, as the engine reports one (the review then diffs the whole
+    inputs); the pickled provider is the state's."""
+    urn = walk.urn(kind.type, name, parent)
     old = _old_inputs(walk, urn)
-    op, _ = keys_step(keys, old, inputs)
+    op, _ = keys_step(kind.diff_keys, old, inputs)
     if old is not None and "__provider" in old:
         inputs = {"__provider": old["__provider"], **inputs}
-    walk.add(urn, type_, op, inputs, parent or walk.stack_urn)
+    walk.add(urn, kind.type, op, inputs, parent or walk.stack_urn)
     return op
 
 
@@ -191,14 +193,14 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
     common = {"spoke": spoke.name, "connection": _connection(walk, install),
               "pluginTimeoutSeconds": install.plugin_timeout_s}
     if install.sweep_name is not None:
-        ops.append(_dynamic(walk, SWEEP_TYPE, install.sweep_name, spoke_urn,
+        ops.append(_dynamic(walk, AGGREGATED_ROLE_SWEEP, install.sweep_name, spoke_urn,
                             {"id": install.sweep_name, "roles": sorted(install.sweep_roles),
-                             **common}, GUARD_KEYS))
+                             **common}))
     for guard in install.guards:
         role = guard.role.object_name
         ops.append(_object(walk, spoke_urn, guard.role, guard.role.body, forced)[1])
-        ops.append(_dynamic(walk, GUARD_TYPE, guard.name, spoke_urn,
-                            {"id": role, "role": role, **common}, GUARD_KEYS))
+        ops.append(_dynamic(walk, AGGREGATED_ROLE_GUARD, guard.name, spoke_urn,
+                            {"id": role, "role": role, **common}))
     for component in install.components:
         uid = UNKNOWN
         anchor = _anchor_of(component)
@@ -216,10 +218,10 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
                 ops.append(op)
     owner = install.owner_guard
     if owner is not None:
-        ops.append(_dynamic(walk, OWNER_GUARD_TYPE, owner.name, spoke_urn,
+        ops.append(_dynamic(walk, SPOKE_OWNER_GUARD, owner.name, spoke_urn,
                             {"id": owner.name, "owner": owner.owner,
                              "anchors": sorted(owner.anchors), "spokeUrn": spoke_urn,
-                             **common}, OWNER_GUARD_KEYS))
+                             **common}))
     return ops
 
 
@@ -233,7 +235,7 @@ def _gate(walk: _Walk, plan: FleetPlan, step: Any, batch: Any, changed: bool) ->
     spokes = {name: {"connection": i.connection, "deployments": list(i.deployments)}
               for name, i in installs.items() if i is not None}
     first = next(iter(installs.values()))
-    urn = walk.urn(GATE_TYPE, batch.gate, None)
+    urn = walk.urn(WAVE_GATE.type, batch.gate, None)
     old = _old_inputs(walk, urn)
     inputs = {"wave": step.name, "spokes": spokes if walk.known_connection else HIDDEN,
               "unreachable": dict(batch.unreachable),
@@ -241,7 +243,7 @@ def _gate(walk: _Walk, plan: FleetPlan, step: Any, batch: Any, changed: bool) ->
               "timeoutSeconds": step.timeout_s, "maxFailures": step.max_failures,
               "later": list(step.later),
               "pluginTimeoutSeconds": first.plugin_timeout_s if first else None}
-    _dynamic(walk, GATE_TYPE, batch.gate, None, inputs, GATE_KEYS)
+    _dynamic(walk, WAVE_GATE, batch.gate, None, inputs)
 
 
 def _membership(walk: _Walk, plan: FleetPlan) -> bool:
@@ -251,7 +253,7 @@ def _membership(walk: _Walk, plan: FleetPlan) -> bool:
     spokes = record.get("spokes") or {}
     groups = sorted({s["group"] for s in spokes.values() if s.get("group")})
     summary = f"{len(spokes)} spokes" + (f", groups {', '.join(groups)}" if groups else "")
-    urn = walk.urn(MEMBERSHIP_TYPE, MEMBERSHIP_NAME, None)
+    urn = walk.urn(MEMBERSHIP.type, MEMBERSHIP_NAME, None)
     old = _old_inputs(walk, urn)
     refused = [d for d in deselections(old or {}, record) if not d.uninstall]
     if refused:
@@ -259,8 +261,7 @@ def _membership(walk: _Walk, plan: FleetPlan) -> bool:
             walk.diagnostics.append({"severity": "error", "urn": urn,
                                      "message": f"error: {d.message()}"})
         return False
-    _dynamic(walk, MEMBERSHIP_TYPE, MEMBERSHIP_NAME, None, {**record, "selection": summary},
-             MEMBERSHIP_KEYS)
+    _dynamic(walk, MEMBERSHIP, MEMBERSHIP_NAME, None, {**record, "selection": summary})
     return True
 
 

@@ -1,6 +1,6 @@
-"""spec.namespace: the operator's NamespaceConfigurationTransform
-(pkg/reconciler/common/namespace.go), fed by CommonSpec.NamespaceConfiguration
-(models.namespace).
+"""The install namespace of a component, with spec.namespace applied: the operator's
+NamespaceConfigurationTransform (pkg/reconciler/common/namespace.go), fed by
+CommonSpec.NamespaceConfiguration (models.namespace).
 
 Render drops the release's Namespace objects; the install namespace is this object,
 created with the entry's labels and annotations, and only when knative-fleet creates the

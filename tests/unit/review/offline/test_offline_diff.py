@@ -3,8 +3,8 @@ pulumi-kubernetes decide its step."""
 
 from __future__ import annotations
 
-from review.offline_diff import comparable, keys_step, object_step, with_ignored
-from review.stack_state import HIDDEN
+from review.offline.diff import comparable, keys_step, object_step, with_ignored
+from review.offline.state import HIDDEN
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 

@@ -1,12 +1,13 @@
 """The offline review: what `make review` reports, from files only.
 
 From the stack's config file (parsed as the program parses its config), a ClusterProfile
-snapshot (review.profile_snapshot) and the stack's last state (`pulumi stack export`),
-the planner renders every spoke through an inventory that contacts nothing
-(review.offline_inventory); the plan held against the state becomes a `pulumi preview
---json` document (review.offline_preview), and the live review's summary, Markdown and
-JSON writers report it. What only the hub and the spokes can say is listed in the
-report as not known.
+snapshot (profiles.py) and the stack's last state (`pulumi stack export`, state.py), the
+planner renders every spoke through an inventory that contacts nothing (inventory.py);
+the plan held against the state (diff.py) becomes a `pulumi preview --json` document
+(preview.py), and the live review's summary, Markdown and JSON writers report it. What
+only the hub and the spokes can say is listed in the report as not known.
+
+A package of its own so that the live review loads none of it: it runs the planner.
 """
 
 from __future__ import annotations
@@ -23,19 +24,19 @@ from config.fleet import parse_fleet_config
 from config.stack_config import read_stack_config, stack_file_values, values_getter
 from config.stack_owner import BACKEND_ENV, owner_identity
 from core.errors import ConfigError
+from core.names import OWNER_ANNOTATION
 from core.settings import settings
 from fleet import plan_fleet
 from fleet.plan import FleetPlan
-from knative.manifests import OWNER_ANNOTATION
 from review.markdown import LIMIT, render
-from review.offline_inventory import UNKNOWN_VERSION, OfflineInventory
-from review.offline_preview import failed_document, preview_document
+from review.offline.inventory import UNKNOWN_VERSION, OfflineInventory
+from review.offline.preview import failed_document, preview_document
+from review.offline.profiles import ProfileSnapshot
+from review.offline.state import LastState
 from review.preview import failed
-from review.profile_snapshot import ProfileSnapshot
-from review.stack_state import LastState
 from review.summary import Summary, summarise
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # Organization of a stack on a self-managed backend (file, s3, gs, azblob).
 DIY_ORGANIZATION = "organization"
 
@@ -58,6 +59,11 @@ class OfflineReview:
         return {"profilesTakenAt": self.profiles_taken_at,
                 "stateTakenAt": self.state_taken_at,
                 "cannotKnow": [{"key": u.key, "text": u.text} for u in self.unknown]}
+
+
+def stack_file(stack: str, given: Path | None = None, root: Path = REPO) -> Path:
+    """The stack's config file: the one given, else stacks/Pulumi.<stack>.yaml."""
+    return given or root / "stacks" / f"Pulumi.{stack}.yaml"
 
 
 def config_getter(path: Path) -> Any:

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.errors import TransformError
-from knative.transforms.version import check_version_step
+from knative.version_step import check_version_step
 from models.component import ServingSpec
 from tests.support.releases import serving_plan
 

@@ -1,24 +1,91 @@
-"""Waiting for a wave batch to be healthy: every Deployment of the install on each spoke
-rolled out and Available (rollout.health), polled until the wave's timeout; more failing
-spokes than `maxFailures` (unreachable ones included) is an error naming them. The wave
-gate (components.wave_gate) runs it when a run changed something in its batch."""
+"""The wave gate's wait: a batch of spokes is healthy when every Deployment of the
+install on each spoke has rolled out and is Available (what the Knative Operator waits
+for, and what pulumi-kubernetes' Deployment await checks: generation observed, the new
+ReplicaSet fully available). Polled until the wave's timeout; more failing spokes than
+`maxFailures` (unreachable ones included) is an error naming them, so nothing that
+depends on the gate starts."""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubernetes import client
 
 from access.spoke_client import spoke_client
-from rollout.health import spoke_problems, wave_failed_message, wave_failures
 
 POLL_S = 2.0
 
 # spoke name, its props, plugin timeout -> live Deployments by `namespace/name` (None: absent)
 Reader = Callable[[str, dict[str, Any], float], dict[str, dict | None]]
+
+
+def _condition(obj: Mapping, kind: str) -> Mapping:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return cond
+    return {}
+
+
+def _said(cond: Mapping, kind: str) -> str:
+    if not cond:
+        return f"no {kind} condition yet"
+    text = f"{kind}={cond.get('status')}"
+    if cond.get("reason"):
+        text += f" ({cond['reason']}: {cond.get('message', '')})"
+    return text
+
+
+def deployment_problem(obj: Mapping | None, name: str) -> str | None:
+    """None when the Deployment has rolled out and is Available, else why not."""
+    if obj is None:
+        return f"Deployment {name} does not exist"
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") or {}
+    want = (obj.get("spec") or {}).get("replicas", 1)
+    if status.get("observedGeneration", 0) < meta.get("generation", 0):
+        return f"Deployment {name}: its controller has not seen the latest change yet"
+    available = _condition(obj, "Available")
+    if available.get("status") != "True":
+        return f"Deployment {name}: {_said(available, 'Available')}"
+    progressing = _condition(obj, "Progressing")
+    if progressing and progressing.get("reason") != "NewReplicaSetAvailable":
+        return (f"Deployment {name}: rollout not complete, {_said(progressing, 'Progressing')}, "
+                f"{status.get('updatedReplicas', 0)} updated and "
+                f"{status.get('availableReplicas', 0)} available of {want}")
+    if status.get("updatedReplicas", 0) < want or status.get("availableReplicas", 0) < want:
+        return (f"Deployment {name}: {status.get('updatedReplicas', 0)} updated and "
+                f"{status.get('availableReplicas', 0)} available of {want} replicas")
+    return None
+
+
+def spoke_problems(live: Mapping[str, Mapping | None], expected: list[str]) -> list[str]:
+    """The problems of every Deployment the install has on a spoke (`namespace/name`)."""
+    return [p for name in expected if (p := deployment_problem(live.get(name), name))]
+
+
+def wave_failures(problems: Mapping[str, list[str]],
+                  unreachable: Mapping[str, str]) -> dict[str, str]:
+    """Spoke -> why it fails the wave: unreachable, or its Deployments' problems."""
+    failures = {spoke: f"unreachable: {why}" for spoke, why in unreachable.items()}
+    failures.update({spoke: "; ".join(p) for spoke, p in problems.items() if p})
+    return dict(sorted(failures.items()))
+
+
+def wave_failed_message(wave: str, failures: Mapping[str, str], timeout_s: float,
+                        max_failures: int, later: list[str]) -> str:
+    """What a failed wave tells the user: each failing spoke and why, what was left as
+    it was, and the way on."""
+    lines = "\n".join(f"  spoke {s!r}: {why}" for s, why in failures.items())
+    stopped = (f"Later waves were not started ({', '.join(later)}): their spokes' objects, "
+               "in the clusters and in the state, are as they were."
+               if later else "It was the last wave.")
+    return (f"wave {wave!r} is not healthy: {len(failures)} spoke(s) failed within "
+            f"{timeout_s:.0f}s, more than its maxFailures ({max_failures}):\n{lines}\n"
+            f"{stopped} Fix: correct or revert the change in the stack config and run "
+            "`pulumi up` again; see README 'Groups and waves'.")
 
 
 class DeploymentReader:

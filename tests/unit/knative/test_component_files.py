@@ -1,7 +1,8 @@
-"""`manifests` (overwrite mode) and `additionalManifests` (append mode): which files make
-the install (operator parity: TargetManifest / TargetAdditionalManifest in
-pkg/reconciler/common/releases.go). Named test_spec_manifests: test_manifests.py is
-knative/manifests.py's."""
+"""Which files make the install: `manifests` (overwrite mode) and `additionalManifests`
+(append mode), the operator's TargetManifest / TargetAdditionalManifest
+(pkg/reconciler/common/releases.go); and `source`, which eventing sources are loaded
+beside Eventing and where their objects land (pkg/reconciler/knativeeventing/source/
+source.go)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from config.fleet import parse_fleet_config
 from core.errors import FleetConfigError, TransformError
 from knative import releases
+from knative.component_files import component_urls, enabled_sources
 from knative.plan import InstallPlan
-from knative.transforms.manifests import component_urls
-from models.component import ServingSpec
-from tests.support.releases import RELEASE_BASE, serving_plan
+from models.component import EventingSpec, ServingSpec
+from models.source import EventingSources
+from tests.support.releases import RELEASE_BASE, eventing_plan, serving_plan
 
 BASE = RELEASE_BASE
 
@@ -31,6 +34,8 @@ def entry(**serving: object):
 def _names(plan: InstallPlan, kind: str) -> set[str]:
     return {o["metadata"]["name"] for o in plan.rendered.namespaced if o["kind"] == kind}
 
+
+# --- manifests, additionalManifests -----------------------------------------------------
 
 def test_manifests_replace_the_release_set_with_version_substituted() -> None:
     core = f"{BASE}/knative/serving/releases/download/knative-v${{VERSION}}/serving-core.yaml"
@@ -98,3 +103,62 @@ def test_release_files_then_additional_ones_with_the_version_substituted() -> No
     urls = component_urls("serving", spec, BASE, "1.23.0", "kourier")
     assert urls[-1] == "https://example.com/v1.23.0/extra.yaml"
     assert urls[:-1] == releases.release_urls(BASE, "serving", "1.23.0")
+
+
+# --- source -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["kafka", "rabbitmq", "redis", "github", "gitlab", "ceph"])
+def test_each_source_lands_in_the_eventing_namespace_beside_the_core(source: str) -> None:
+    core = eventing_plan()
+    plan = eventing_plan(source={source: {"enabled": True}})
+    assert len(plan.rendered.namespaced) > len(core.rendered.namespaced)
+    assert {o["metadata"]["namespace"] for o in plan.rendered.namespaced} == {"knative-eventing"}
+    keys = [(o["kind"], o["metadata"]["name"]) for o in plan.rendered.namespaced]
+    assert len(keys) == len(set(keys))
+
+
+def test_the_core_keeps_its_own_copy_of_objects_a_source_repeats() -> None:
+    core = {o["metadata"]["name"]: o for o in eventing_plan().rendered.namespaced
+            if o["kind"] == "ConfigMap"}
+    plan = {o["metadata"]["name"]: o for o in
+            eventing_plan(source={"github": {}}).rendered.namespaced if o["kind"] == "ConfigMap"}
+    assert plan["config-logging"] == core["config-logging"]
+
+
+def test_a_disabled_source_installs_nothing() -> None:
+    assert len(eventing_plan(source={"github": {"enabled": False}}).rendered.namespaced) == \
+        len(eventing_plan().rendered.namespaced)
+
+
+def test_entry_options_reach_source_objects_too() -> None:
+    plan = eventing_plan(source={"github": {}}, registry={"imagePullSecrets": [{"name": "r"}]})
+    github = next(o for o in plan.rendered.namespaced
+                  if o["kind"] == "Deployment" and o["metadata"]["name"].startswith("github"))
+    assert github["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "r"}]
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"source": {"prometheus": {"enabled": True}}}, "prometheus"),
+    ({"source": {"kafka": {"enabled": True, "bootstrapServers": "x"}}}, "bootstrapServers"),
+    ({"source": {"kafka": True}}, "kafka"),
+])
+def test_bad_sources_are_refused(raw: dict, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        EventingSpec.model_validate(raw)
+
+
+def test_sources_are_the_ones_releases_can_load() -> None:
+    assert list(EventingSources.model_fields) == list(releases.SOURCE_FILES)
+    every = EventingSources.model_validate({name: {} for name in releases.SOURCE_FILES})
+    assert sorted(every.enabled_names()) == sorted(releases.SOURCE_FILES)
+    # the operator's GetSourcePath order
+    assert every.enabled_names() == ["ceph", "github", "gitlab", "kafka", "rabbitmq", "redis"]
+
+
+def test_sources_are_loaded_after_manifests_too() -> None:
+    # The operator appends the enabled sources after a `manifests` list as well (it used
+    # to be dropped here without a word).
+    assert enabled_sources(ServingSpec()) == []
+    assert enabled_sources(EventingSpec(source={"github": {}})) == ["github"]
+    assert enabled_sources(EventingSpec(source={"github": {}},
+                                        manifests=["https://example.com/e.yaml"])) == ["github"]

@@ -1,9 +1,9 @@
-"""spec.version and allowMinorSkip: the operator's IsVersionValidMigrationEligible
-(pkg/reconciler/common/releases.go), with this product's allowMinorSkip to accept a
-bigger step.
+"""The version step of an install: spec.version and allowMinorSkip, the operator's
+IsVersionValidMigrationEligible (pkg/reconciler/common/releases.go), with this product's
+allowMinorSkip to accept a bigger step.
 
-Not a transform of the rendered objects: a check of the plan, between the version a
-spoke runs and the one its entry asks for (models.version says what a version looks like).
+A check of the plan, between the version a spoke runs and the one its entry asks for
+(models.version says what a version looks like): it changes no object.
 """
 
 from __future__ import annotations

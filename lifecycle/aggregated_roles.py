@@ -1,7 +1,7 @@
 """The delete steps of the aggregated-role guard and sweep (`components.aggregated_role_guard`
 says why they exist): they read and delete ClusterRoles on the spoke, with a credential
-the exec plugin issues at delete time. Loaded only when a delete runs, so the dynamic
-provider starts without the Kubernetes client in every preview."""
+the exec plugin issues at delete time, and outwait the aggregation controller, which
+re-creates a deleted aggregated role from its cache (`knative.aggregated_roles`)."""
 
 from __future__ import annotations
 

@@ -13,10 +13,9 @@ import pytest
 from access import SpokeFacts
 from core.errors import ProfileError, ResolutionError
 from lab.paths import REPO
-from review import offline_inventory
-from review.offline_inventory import UNKNOWN_VERSION, OfflineInventory, facts_from_state
-from review.profile_snapshot import ProfileSnapshot, snapshot_of
-from review.stack_state import HIDDEN, LastState, reveal
+from review.offline.inventory import UNKNOWN_VERSION, OfflineInventory, facts_from_state
+from review.offline.profiles import ProfileSnapshot, snapshot_of
+from review.offline.state import HIDDEN, LastState, reveal
 
 FIXTURES = REPO / "tests" / "support" / "offline"
 INSTALL = ("knative-serving", "knative-eventing")
@@ -71,7 +70,7 @@ def test_facts_keep_the_defaults_of_fields_added_later(
         owner_records: dict = dataclasses.field(default_factory=dict)
         operator_crs_seen: tuple = ()
 
-    monkeypatch.setattr(offline_inventory, "SpokeFacts", Later)
+    monkeypatch.setattr("review.offline.inventory.SpokeFacts", Later)
     facts = facts_from_state("spoke-1", state, {}, INSTALL)
     assert isinstance(facts, Later)
     assert (facts.owner_records, facts.operator_crs_seen) == ({}, ())

@@ -1,7 +1,7 @@
 """An Inventory (access.inventory) that answers from a ClusterProfile snapshot and the
 stack's last state, so the planner renders the fleet without the hub or any spoke.
 
-- ClusterProfiles: the snapshot (review.profile_snapshot).
+- ClusterProfiles: the snapshot (profiles.py).
 - A spoke's connection: its profile and the access-provider file, exactly as the
   program builds it, but no exec plugin is run: no credential exists offline. When the
   provider file is not readable here, the connection is built from the profile's first
@@ -26,9 +26,9 @@ from access.provider_file import ProviderFile, load_provider_file
 from core.errors import ProfileError, ProviderFileError, ResolutionError
 from core.names import NAMESPACE, VERSION_LABEL
 from core.reasons import Reason
-from review.profile_snapshot import ProfileSnapshot
+from review.offline.profiles import ProfileSnapshot
+from review.offline.state import LastState
 from review.resources import NAMESPACE_TYPE, urn_name
-from review.stack_state import LastState
 from review.versions import parse
 
 UNKNOWN_VERSION = "unknown (offline)"

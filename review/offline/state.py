@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from review.resources import SPOKE_TYPE, STACK_TYPE, urn_name
+from core.resource_types import SPOKE_TYPE, STACK_TYPE
+from review.resources import urn_name
 
 # Pulumi's marker of a secret value in a checkpoint.
 SECRET_SIG = "4dabf18193072939515e22adb298388d"

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from core.problems import problem_lines
-from knative.transforms.namespace import namespace_is_ours, namespace_object
+from knative.install_namespace import namespace_is_ours, namespace_object
 from models.component import EventingSpec, ServingSpec
 from tests.support.releases import serving_plan
 

@@ -1,0 +1,137 @@
+"""Stack states written by the last released commit stay this checkout's to manage:
+its preview of each deletes and replaces nothing, and `pulumi destroy` of each, with
+the state exactly as that release wrote it, removes the install and leaves nothing.
+
+The states are recorded on the lab at test time by the released program itself (the
+commit below, written out of git and run by the real engine), so they hold that
+release's URNs and types and, above all, its pickled dynamic providers: `pulumi destroy`
+runs no program and unpickles those providers by their module paths, in this
+checkout's code. A module or class they name that moved without a name left behind
+fails here. Two shapes cover every dynamic resource the program registers: one spoke
+with Serving and Eventing (the membership, the aggregated-role guards and sweep, the
+owner guard) and two spokes chosen by a label group in two waves (the wave gates too).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.resource_types import DYNAMIC_KINDS
+from lab.fleet import FleetStack, fleet_config
+from lab.handle import Lab
+from lab.paths import REPO
+from lab.register import PROFILE_NAMESPACE
+from lab.stack import Stack
+from tests.support.fleet import deployments_available
+from tests.support.previous_version import write_out
+from tests.support.snapshot import kept_by_policy, snapshot
+from tests.support.topology import relabel
+
+pytestmark = pytest.mark.e2e
+# The last released commit: the newest one whose CI passed and that landed on main.
+RELEASED_COMMIT = "7dbe179896a57b1ef5a076066d1561c1e64cd3f5"
+DESTRUCTIVE = {"delete", "replace", "create-replacement", "delete-replaced",
+               "discard", "discard-replaced"}
+RINGS = {"spoke-1": "canary", "spoke-2": "main"}
+
+
+def one_spoke(lab: Lab) -> dict:
+    del lab
+    return {"fleet": [{"name": "spoke-1",
+                       "clusterProfileRef": {"name": "spoke-1", "namespace": PROFILE_NAMESPACE},
+                       "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}]}
+
+
+def two_spokes_in_waves(lab: Lab) -> dict:
+    del lab
+    return {"fleet": [],
+            "groups": [{"name": "lab", "namespace": PROFILE_NAMESPACE,
+                        "selector": {"matchLabels": {"env": "recorded"}},
+                        "serving": {"version": "1.23"}}],
+            "rollout": {"waves": [
+                {"name": "canary", "selector": {"matchLabels": {"ring": "canary"}},
+                 "timeout": "5m"},
+                {"name": "main", "timeout": "5m"}]}}
+
+
+SHAPES = {"one-spoke": one_spoke, "two-spokes-in-waves": two_spokes_in_waves}
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The released commit's project, written out of git once for the module."""
+    project = write_out(RELEASED_COMMIT, tmp_path_factory.mktemp("released") / "project")
+    (project / ".venv").symlink_to(REPO / ".venv")  # Pulumi.yaml's virtualenv: this one's
+    return project
+
+
+@pytest.fixture(scope="module")
+def kinds_seen() -> set[str]:
+    return set()
+
+
+@pytest.fixture(params=sorted(SHAPES))
+def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """A stack installed by the released commit, and what its spokes held before."""
+    shape = SHAPES[request.param](lab)
+    apis = {s.name: s.api() for s in lab.spokes[:2]}
+    before = {name: snapshot(api) for name, api in apis.items()}
+    state = tmp_path_factory.mktemp("state")
+    name = f"t-recorded-{uuid.uuid4().hex[:6]}"
+    old = Stack(released, name, state, lab.bin)
+    new = FleetStack(lab, name, state)
+    for spoke, ring in RINGS.items():
+        relabel(lab, spoke, {"env": "recorded", "ring": ring})
+    overrides = {k: v for k, v in shape.items() if k != "fleet"}
+    try:
+        old.init()
+        old.write_config(released / "stacks", fleet_config(lab, shape["fleet"], **overrides))
+        installed = old.up()
+        assert installed.ok, f"{RELEASED_COMMIT[:10]} failed to install:\n{installed.out}"
+        # This checkout runs on the state and the stack file as the release left them.
+        new.config_file(REPO / "stacks").write_bytes(
+            old.config_file(released / "stacks").read_bytes())
+        yield {"shape": request.param, "old": old, "new": new, "apis": apis,
+               "before": before}
+    finally:
+        new.destroy()  # a no-op once the test destroyed it; a cleanup when it failed first
+        new.remove()
+        new.cleanup()
+        for spoke in RINGS:
+            relabel(lab, spoke, {"env": None, "ring": None})
+
+
+def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
+        recorded: dict, kinds_seen: set[str]) -> None:
+    new: FleetStack = recorded["new"]
+    resources = new.export()["deployment"]["resources"]
+    kinds_seen.update(r["type"] for r in resources)
+    assert any(r["type"].startswith("pulumi-python:dynamic/") for r in resources)
+    installed = ["spoke-1"] if recorded["shape"] == "one-spoke" else sorted(RINGS)
+    for spoke in installed:
+        states = deployments_available(recorded["apis"][spoke], "knative-serving")
+        assert states and all(states.values()), (spoke, states)
+
+    preview, steps = new.preview_steps()
+    assert preview.ok, preview.out
+    bad = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] in DESTRUCTIVE]
+    assert bad == [], f"{recorded['shape']} recorded by {RELEASED_COMMIT[:10]}: {bad[:20]}"
+
+    # The state exactly as the release wrote it: its pickled providers run the deletes.
+    destroyed = new.destroy()
+    assert destroyed.ok, destroyed.out
+    for spoke, api in recorded["apis"].items():
+        after = snapshot(api)
+        leaked = after - recorded["before"][spoke] - kept_by_policy(after)
+        assert leaked == set(), (recorded["shape"], spoke, sorted(leaked)[:20])
+
+
+def test_the_recorded_states_hold_every_dynamic_resource(kinds_seen: set[str]) -> None:
+    """Runs after both shapes (pytest keeps the order of a module's tests)."""
+    missing = {k.type for k in DYNAMIC_KINDS} - kinds_seen
+    assert kinds_seen and missing == set(), f"no recorded state holds {sorted(missing)}"
