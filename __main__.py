@@ -8,21 +8,35 @@ from sdk_speedups.runtime import use_program_runtime  # noqa: E402
 
 use_program_runtime()  # each part can be turned off (docs/settings.md)
 
+import sys  # noqa: E402
+
 import pulumi  # noqa: E402 - imported inside the profile when one is asked for
 
 from access.inventory import HubInventory  # noqa: E402
 from components.fleet import register_fleet  # noqa: E402
+from components.reviewed import hold_to_review  # noqa: E402
+from components.stack_identity import export_identity, read_identity  # noqa: E402
 from config.fleet import CONFIG_NAMESPACE, parse_fleet_config  # noqa: E402
 from config.stack_config import read_stack_config  # noqa: E402
-from config.stack_owner import program_owner  # noqa: E402
 from core.errors import ConfigError  # noqa: E402
-from core.settings import settings  # noqa: E402
 from fleet import plan_fleet  # noqa: E402
+from ownership.hold import run_holds  # noqa: E402
+from ownership.identity import BackendUnknown  # noqa: E402
+
+
+def warn(line: str) -> None:
+    """From the holds' renewing thread: stderr, which the engine shows."""
+    print(f"warning: {line}", file=sys.stderr, flush=True)
+
 
 try:
     cfg = parse_fleet_config(read_stack_config(pulumi.Config(CONFIG_NAMESPACE).get))
-    plan = plan_fleet(cfg, HubInventory.of(cfg), owner=program_owner(),
-                      approved=settings().approved_waves)
-except ConfigError as exc:
+    owner = read_identity()
+    # Only a run that changes spokes holds them (ownership.hold); a preview changes nothing.
+    holds = None if pulumi.runtime.is_dry_run() else run_holds(owner, warn)
+    plan = plan_fleet(cfg, HubInventory.of(cfg), owner=owner, holds=holds)
+except (ConfigError, BackendUnknown) as exc:
     raise pulumi.RunError(str(exc)) from None
+hold_to_review(plan)  # KNATIVE_FLEET_REVIEWED: only the reviewed plan registers
+export_identity(owner)
 register_fleet(plan)

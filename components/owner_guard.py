@@ -2,7 +2,7 @@
 stack now owns.
 
 The planner refuses, in preview and `up`, a spoke whose anchors record another owner
-(fleet.spokes `owner_refusal`). A delete never asks it: `pulumi destroy` does not run
+(ownership.records). A delete never asks it: `pulumi destroy` does not run
 the program, and an `up` that no longer registers a spoke deletes the spoke's
 resources after the program ran. Two stacks that both installed a spoke before the
 records existed, a state restored from a backup or a copied state would each still
@@ -11,10 +11,11 @@ delete an install the record gives to another stack.
 So each spoke gets `SpokeOwnerGuard`, registered after everything of the spoke and
 depending on all of it: Pulumi deletes it first, and while its delete fails deletes
 nothing it depends on. Create, update and diff only record the inputs. Its delete reads
-the owner record on each anchor of the install and refuses (access.owner_records) when
-one names another stack; a record of this stack, none, or no anchor lets the delete go
-on, and so does a spoke that cannot be reached, so a dead cluster can still be removed
-(its objects' own deletes then fail or are skipped as before). It holds how to reach
+the owner record on each anchor of the install and refuses when one names another
+stack; a record of this stack, or no anchor, lets the delete go on. A record that
+cannot be read (429, 5xx, a timeout, a spoke that does not answer) fails the delete
+closed; a spoke that is gone for good is dropped from the state instead
+(docs/troubleshooting.md). It holds how to reach
 the spoke (no credential: the exec plugin runs at delete time), marked secret like the
 provider's kubeconfig.
 
@@ -43,9 +44,9 @@ class _Provider(GuardProvider):
         owner_guard.check_owner(props)
 
     def delete_failed(self, props: dict[str, Any], exc: Exception) -> str | None:
-        from lifecycle.owner_guard import OwnedByAnotherStack
+        from ownership.errors import OwnershipError
 
-        if isinstance(exc, OwnedByAnotherStack):
+        if isinstance(exc, OwnershipError):
             return None
         return (f"spoke {props.get('spoke')!r}: could not check the owner record before "
                 f"deleting its install: {type(exc).__name__}: {exc}; nothing on the spoke "
@@ -58,12 +59,13 @@ class SpokeOwnerGuard(pulumi.dynamic.Resource, module="knative-fleet",
                       name=SPOKE_OWNER_GUARD.name):
     """Deleted before everything of its spoke (see the module docstring)."""
 
-    def __init__(self, name: str, *, spoke: str, owner: str, anchors: list[str],
+    def __init__(self, name: str, *, spoke: str, owner: str, owner_id: str, anchors: list[str],
                  spoke_urn: pulumi.Input[str] | None, connection: dict[str, Any],
                  plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
         super().__init__(
             _Provider(), name,
-            {"id": name, "spoke": spoke, "owner": owner, "anchors": sorted(anchors),
+            {"id": name, "spoke": spoke, "owner": owner, "ownerId": owner_id,
+             "anchors": sorted(anchors),
              "spokeUrn": spoke_urn, "connection": pulumi.Output.secret(connection),
              "pluginTimeoutSeconds": plugin_timeout_s},
             pulumi.ResourceOptions.merge(

@@ -113,7 +113,8 @@ class Spoke(pulumi.ComponentResource):
         top_level = opts is None or opts.parent is None
         everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered]
         SpokeOwnerGuard(
-            guard.name, spoke=spoke, owner=guard.owner, anchors=list(guard.anchors),
+            guard.name, spoke=spoke, owner=guard.owner, owner_id=guard.owner_id,
+            anchors=list(guard.anchors),
             spoke_urn=pulumi.create_urn(spoke, SPOKE_TYPE) if top_level else None,
             connection=install.connection,
             plugin_timeout_s=install.plugin_timeout_s,

@@ -1,5 +1,6 @@
 """The rollout as Pulumi resources: each wave's batches registered after the gate of the
-batch before, a gate after each batch of a gated wave (components.wave_gate), as the
+batch before, a gate after each batch of a gated wave (components.wave_gate), and an
+approval gate in front of a wave that needs approval (components.approval_gate), as the
 plan's wave steps say (fleet.waves)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from components.approval_gate import ApprovalGate
 from components.spoke import Spoke
 from components.wave_gate import WaveGate
 from fleet.plan import FleetPlan, WaveStep
@@ -39,9 +41,7 @@ class Registered:
 
     def wave_output(self, step: WaveStep) -> dict[str, object]:
         out: dict[str, object] = {"spokes": list(step.spokes)}
-        if step.waiting_approval:
-            out["status"] = "WaitingForApproval"
-        elif not step.started:
+        if not step.started:
             out["status"] = "NotStarted"
         elif step.stops_rollout:
             out["status"] = "Stopped"
@@ -58,6 +58,11 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource]) -> Registered:
     after = first
     for step in plan.waves:
         reg.gates[step.name] = []
+        if step.started and step.approval is not None:
+            after = [ApprovalGate(
+                step.approval.gate, wave=step.name, changes=step.approval.changes,
+                spokes=list(step.approval.spokes), later=list(step.later),
+                opts=pulumi.ResourceOptions(depends_on=after))]
         for batch in step.batches:
             spokes = {name: Spoke(name, plan.spokes[name].install, after=after)  # type: ignore[arg-type]
                       for name in batch.spokes}

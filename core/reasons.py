@@ -28,6 +28,8 @@ class Reason(enum.StrEnum):
     SPOKE_ACCESS_DENIED = "SpokeAccessDenied"
     # Not an operator reason: another stack's owner record is on the spoke.
     SPOKE_OWNED_BY_ANOTHER_STACK = "SpokeOwnedByAnotherStack"
+    # Not an operator reason: the spoke's owner record could not be read.
+    SPOKE_OWNER_UNKNOWN = "SpokeOwnerUnknown"
     # Not an operator reason: the Knative Operator still reconciles a CR on the spoke.
     KNATIVE_OPERATOR_ACTIVE = "KnativeOperatorActive"
 
@@ -86,6 +88,12 @@ REMEDIATION: dict[Reason, str] = {
         "message names: `python -m operations hand-over --spoke <spoke> --from-stack <owner> "
         "--to-stack <this stack>` (README 'Moving a spoke between stacks'), then move it "
         "in the stacks' config; otherwise take the spoke out of this stack's selection"
+    ),
+    Reason.SPOKE_OWNER_UNKNOWN: (
+        "whose install the spoke holds could not be read (an API error other than NotFound, "
+        "a timeout): nothing was written or deleted there. Run again once the spoke's API "
+        "server answers; for a spoke that is gone for good, drop it from the stack's state "
+        "(docs/troubleshooting.md, 'A spoke that is gone for good')"
     ),
     Reason.KNATIVE_OPERATOR_ACTIVE: (
         "the Knative Operator manages Knative on this spoke; take it over as README "

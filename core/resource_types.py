@@ -41,11 +41,15 @@ MEMBERSHIP = DynamicKind("FleetMembership", ("spokes", "groups"))
 MEMBERSHIP_NAME = "fleet-membership"
 WAVE_GATE = DynamicKind(
     "WaveGate", ("wave", "spokes", "unreachable", "changes", "timeoutSeconds", "maxFailures"))
+# In front of a wave with `approval: Required`: its step needs the approval when the
+# wave's planned digest (`changes`) is not the one applied last (rollout.approval).
+APPROVAL_GATE = DynamicKind("ApprovalGate", ("wave", "changes"))
 AGGREGATED_ROLE_GUARD = DynamicKind(
     "AggregatedRoleGuard", ("id", "spoke", "role", "roles", "connection", "pluginTimeoutSeconds"))
 AGGREGATED_ROLE_SWEEP = DynamicKind("AggregatedRoleSweep", AGGREGATED_ROLE_GUARD.diff_keys)
 SPOKE_OWNER_GUARD = DynamicKind(
-    "SpokeOwnerGuard", ("spoke", "owner", "anchors", "connection", "pluginTimeoutSeconds"))
+    "SpokeOwnerGuard",
+    ("spoke", "owner", "ownerId", "anchors", "connection", "pluginTimeoutSeconds"))
 
-DYNAMIC_KINDS = (MEMBERSHIP, WAVE_GATE, AGGREGATED_ROLE_GUARD, AGGREGATED_ROLE_SWEEP,
-                 SPOKE_OWNER_GUARD)
+DYNAMIC_KINDS = (MEMBERSHIP, WAVE_GATE, APPROVAL_GATE, AGGREGATED_ROLE_GUARD,
+                 AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD)

@@ -98,6 +98,15 @@ class Settings(BaseSettings):
         description="Wave names, comma-separated: the waves with `approval: Required` "
                     "this run may start.")
 
+    reviewed: Path | None = Field(
+        default=None,
+        description="A live review's report.json: the run registers its plan only when "
+                    "it is the plan that review recorded.")
+    plan_out: Path | None = Field(
+        default=None,
+        description="Where the program writes the digests of its plan (JSON), for the "
+                    "review to record.")
+
     @property
     def approved_waves(self) -> frozenset[str]:
         return frozenset(w.strip() for w in self.approve.split(",") if w.strip())

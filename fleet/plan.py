@@ -82,7 +82,8 @@ class OwnerGuard:
     record is on its anchors."""
 
     name: str
-    owner: str  # this stack's identity (config.stack_owner)
+    owner: str  # this stack's owner name (ownership.identity)
+    owner_id: str  # and its id
     anchors: tuple[str, ...]  # "namespace/name" of each component's anchor ConfigMap
 
 
@@ -137,6 +138,15 @@ class BatchStep:
     unreachable: dict[str, str]  # what the gate counts as failed besides its spokes
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalStep:
+    """The approval gate in front of a wave (components.approval_gate)."""
+
+    gate: str  # its resource name
+    changes: str  # the digest of the wave's planned installs
+    spokes: tuple[str, ...]  # the wave's reached spokes
+
+
 @dataclass(frozen=True)
 class WaveStep:
     """One wave of this run: its spokes, its batches and whether it runs at all."""
@@ -151,8 +161,9 @@ class WaveStep:
     started: bool
     unreachable: dict[str, str]  # spoke -> why it is not reached
     batches: tuple[BatchStep, ...]
-    # Not started because it needs a person's approval this run was not given.
-    waiting_approval: bool = False
+    # `approval: Required`: the name of the gate in front of the wave and the digest of
+    # what its reached spokes are planned to run (rollout.approval); None otherwise.
+    approval: ApprovalStep | None = None
 
     @property
     def stops_rollout(self) -> bool:

@@ -14,6 +14,8 @@ from core.errors import SelectionError
 from fleet.plan import FleetPlan
 from fleet.spokes import plan_spokes
 from fleet.waves import run_failure, wave_steps
+from ownership.hold import RunHolds
+from ownership.identity import StackIdentity
 from rollout.waves import assign_waves
 from targeting.deselected import membership_record
 from targeting.referenced import referenced_profiles
@@ -42,19 +44,20 @@ def list_profiles(cfg: FleetConfig, inventory: Inventory) -> list[Profile]:
             f"Fix: {REMEDIATION[exc.reason]}") from None
 
 
-def plan_fleet(cfg: FleetConfig, inventory: Inventory, owner: str | None = None, *,
-               approved: frozenset[str] = frozenset()) -> FleetPlan:
+def plan_fleet(cfg: FleetConfig, inventory: Inventory, owner: StackIdentity | None = None,
+               *, holds: RunHolds | None = None) -> FleetPlan:
     """The whole run as plain data; raises SelectionError (a ConfigError) when the
     spokes cannot be selected or ordered, before anything is registered. `owner` is the
-    stack's identity (config.stack_owner), computed by the caller: every install records
-    it, and a spoke another owner's record is on is refused. `approved`: the waves that
-    need approval this run may start (KNATIVE_FLEET_APPROVE)."""
+    stack's identity (ownership.identity), read by the caller: every install records it,
+    and a spoke another owner's record is on is refused. `holds`: this run's holds on the
+    spokes it changes (`pulumi up`; None in a preview). The plan is the same whether or
+    not the run is approved for a wave (rollout.approval)."""
     profiles = list_profiles(cfg, inventory)
     selected = select_spokes(cfg, profiles)
     membership = membership_record(selected, cfg.groups, profiles)
     waves = assign_waves(cfg, selected)
-    spokes = plan_spokes(cfg, selected, waves, inventory, owner)
-    steps = wave_steps(waves, spokes, approved)
+    spokes = plan_spokes(cfg, selected, waves, inventory, owner, holds)
+    steps = wave_steps(waves, spokes)
     return FleetPlan(ring=cfg.ring, shows_waves=cfg.rollout is not None,
                      membership=membership, waves=steps, spokes=spokes,
                      failure=run_failure(spokes, steps))

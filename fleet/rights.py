@@ -4,10 +4,14 @@ create Knative's own roles and bindings; on the hub, reading ClusterProfiles in 
 inventory namespaces. Nothing here reaches a cluster.
 
 Kubernetes refuses to create a Role or ClusterRole that grants more than its creator
-holds, or a binding to such a role, unless the creator may `escalate` roles and `bind`
-them; Knative's release holds ClusterRoles that aggregate other roles, so the spoke
-identity gets those two verbs on (cluster)roles instead of every right Knative's
-controllers hold.
+holds, or a binding to such a role, unless the creator may `escalate` that role or `bind`
+the role the binding names; Knative's release holds ClusterRoles that aggregate other
+roles, so the spoke identity gets those two verbs instead of every right Knative's
+controllers hold, and only on the names the release ships: `escalate` on its roles,
+`bind` on the roles its bindings name, `create`, `update`, `patch` and `delete` on its
+roles and bindings. RBAC cannot say which rules such a role may hold, whom such a
+binding may name, or in which namespace a name is meant; fleet.rbac_policy says it in
+an admission policy.
 """
 
 from __future__ import annotations
@@ -39,9 +43,21 @@ PRE_CHECK_READS: tuple[tuple[str, str, str], ...] = (
     ("operator.knative.dev", "knativeeventings", "list"),
     ("", "configmaps", "get"),
 )
+# What the spoke identity writes besides the plans' objects, as (group, resource,
+# namespace, name): a run's hold on the spoke (ownership.hold), created by a POST (which
+# names nothing), then read and renewed by name.
+OWN_OBJECTS: tuple[tuple[str, str, str, str], ...] = (
+    ("coordination.k8s.io", "leases", "kube-system", "knative-fleet-hold"),
+)
 RBAC_GROUP = "rbac.authorization.k8s.io"
-ESCALATION = ((RBAC_GROUP, "clusterroles"), (RBAC_GROUP, "roles"))
-ESCALATION_VERBS = ("bind", "escalate")
+ROLE_RESOURCES = {"ClusterRole": "clusterroles", "Role": "roles"}
+RBAC_RESOURCES = ("clusterroles", "roles", "clusterrolebindings", "rolebindings")
+# On the release's own roles and bindings, by name: what makes, changes or removes one.
+# The provider creates by server-side apply, a PATCH to the object's name, so the API
+# server checks `create` with the name (a POST names nothing, and is refused).
+NAMED_VERBS = ("create", "update", "patch", "delete")
+# On any role or binding: reading them.
+UNNAMED_RBAC_VERBS = ("get", "list", "watch")
 # The hub: the ClusterProfiles groups and waves select from, and each spoke's profile.
 HUB_RULE = {"apiGroups": ["multicluster.x-k8s.io"], "resources": ["clusterprofiles"],
             "verbs": ["get", "list"]}
@@ -57,14 +73,16 @@ BUILT_IN_PLURALS = {
 
 @dataclass(frozen=True, slots=True, order=True)
 class Right:
-    """One verb on one resource of one API group."""
+    """One verb on one resource of one API group: on every object, or on the one `name`."""
 
     api_group: str
     resource: str
     verb: str
+    name: str = ""
 
     def __str__(self) -> str:
-        return f"{self.verb} {self.resource}" + (f".{self.api_group}" if self.api_group else "")
+        text = f"{self.verb} {self.resource}" + (f".{self.api_group}" if self.api_group else "")
+        return text + (f" named {self.name}" if self.name else "")
 
 
 def api_group(obj: Mapping[str, Any]) -> str:
@@ -91,30 +109,87 @@ def crd_plurals(plans: Iterable[InstallPlan]) -> dict[tuple[str, str], str]:
             for p in plans for c in p.rendered.crds}
 
 
+def plan_objects(plans: Iterable[InstallPlan]) -> list[dict]:
+    """Every object the plans apply, in their registration order."""
+    return [o for p in plans for s in p.stages for o in s.objects]
+
+
+def resource_of(obj: Mapping[str, Any], plurals: Mapping[tuple[str, str], str]
+                ) -> tuple[str, str]:
+    """(API group, plural resource) of an object; `plurals` from crd_plurals."""
+    group = api_group(obj)
+    return group, plurals.get((group, obj["kind"])) or plural(obj["kind"])
+
+
+def rbac_rights(objects: Iterable[Mapping[str, Any]]) -> set[Right]:
+    """What creating, changing and removing the objects' roles and bindings takes: any
+    role or binding read; the objects' own names created, changed and deleted; their
+    roles escalated; the roles their bindings name bound."""
+    rights: set[Right] = set()
+    for obj in objects:
+        if api_group(obj) != RBAC_GROUP:
+            continue
+        resource, name = plural(obj["kind"]), obj["metadata"]["name"]
+        rights |= {Right(RBAC_GROUP, resource, v) for v in UNNAMED_RBAC_VERBS}
+        rights |= {Right(RBAC_GROUP, resource, v, name) for v in NAMED_VERBS}
+        if obj["kind"] in ROLE_RESOURCES:
+            rights.add(Right(RBAC_GROUP, resource, "escalate", name))
+        ref = obj.get("roleRef")
+        if ref and ref.get("kind") in ROLE_RESOURCES:
+            rights.add(Right(RBAC_GROUP, ROLE_RESOURCES[ref["kind"]], "bind", ref["name"]))
+    return rights
+
+
 def required_rights(plans: Iterable[InstallPlan]) -> set[Right]:
     """Every right the spoke identity needs to install, update, check and remove the
     plans' objects, and to make the planner's pre-checks."""
     plans = list(plans)
     plurals = crd_plurals(plans)
-    resources = {(api_group(o), plurals.get((api_group(o), o["kind"])) or plural(o["kind"]))
-                 for p in plans for s in p.stages for o in s.objects}
-    rights = {Right(g, r, v) for g, r in resources for v in MANAGED_VERBS}
+    objects = plan_objects(plans)
+    resources = {resource_of(o, plurals) for o in objects}
+    rights = {Right(g, r, v) for g, r in resources if g != RBAC_GROUP for v in MANAGED_VERBS}
+    rights |= rbac_rights(objects)
     rights |= {Right(g, r, v) for g, r in AWAITED for v in READ_VERBS}
     rights |= {Right(g, r, v) for g, r, v in PRE_CHECK_READS}
-    rights |= {Right(g, r, v) for g, r in ESCALATION for v in ESCALATION_VERBS}
+    rights |= own_rights()
     return rights
 
 
+def own_rights() -> set[Right]:
+    """What writing OWN_OBJECTS takes: `create` on any name, the rest on theirs."""
+    rights = {Right(g, r, "create") for g, r, _, _ in OWN_OBJECTS}
+    return rights | {Right(g, r, v, name) for g, r, _, name in OWN_OBJECTS
+                     for v in ("get", "update")}
+
+
 def policy_rules(rights: Iterable[Right]) -> list[dict[str, list[str]]]:
-    """The rights as RBAC PolicyRules, one per API group and set of verbs, sorted."""
-    by_group_verbs: dict[tuple[str, tuple[str, ...]], set[str]] = {}
-    per_resource: dict[tuple[str, str], set[str]] = {}
+    """The rights as RBAC PolicyRules, one per API group, set of verbs and set of names,
+    sorted (in a group, the rules on every name first); a named right that an unnamed
+    one holds is left out."""
+    rights = list(rights)
+    unnamed = {(r.api_group, r.resource, r.verb) for r in rights if not r.name}
+    names: dict[tuple[str, str, str], set[str]] = {}
     for right in rights:
-        per_resource.setdefault((right.api_group, right.resource), set()).add(right.verb)
-    for (group, resource), verbs in per_resource.items():
-        by_group_verbs.setdefault((group, tuple(sorted(verbs))), set()).add(resource)
-    return [{"apiGroups": [group], "resources": sorted(resources), "verbs": list(verbs)}
-            for (group, verbs), resources in sorted(by_group_verbs.items())]
+        key = (right.api_group, right.resource, right.verb)
+        if right.name and key in unnamed:
+            continue
+        names.setdefault(key, set())
+        if right.name:
+            names[key].add(right.name)
+    verbs: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
+    for (group, resource, verb), held in names.items():
+        verbs.setdefault((group, resource, tuple(sorted(held))), set()).add(verb)
+    resources: dict[tuple[str, tuple[str, ...], tuple[str, ...]], set[str]] = {}
+    for (group, resource, held), vs in verbs.items():
+        resources.setdefault((group, tuple(sorted(vs)), held), set()).add(resource)
+    rules = []
+    order = sorted(resources.items(), key=lambda kv: (kv[0][0], bool(kv[0][2]), kv[0]))
+    for (group, vs, held), rs in order:
+        rule = {"apiGroups": [group], "resources": sorted(rs)}
+        if held:
+            rule["resourceNames"] = list(held)
+        rules.append({**rule, "verbs": list(vs)})
+    return rules
 
 
 def _matches(values: Iterable[str], wanted: str) -> bool:
@@ -122,11 +197,18 @@ def _matches(values: Iterable[str], wanted: str) -> bool:
     return "*" in values or wanted in values
 
 
+def _names_match(names: Iterable[str] | None, wanted: str) -> bool:
+    """A rule without resourceNames holds every name; one with them only those."""
+    names = list(names or [])
+    return not names or (bool(wanted) and wanted in names)
+
+
 def granted(right: Right, rules: Iterable[Mapping[str, Any]]) -> bool:
     """Whether RBAC rules (a SelfSubjectRulesReview's resourceRules) allow the right."""
     return any(_matches(r.get("apiGroups"), right.api_group)
                and _matches(r.get("resources"), right.resource)
-               and _matches(r.get("verbs"), right.verb) for r in rules)
+               and _matches(r.get("verbs"), right.verb)
+               and _names_match(r.get("resourceNames"), right.name) for r in rules)
 
 
 def missing_rights(rights: Iterable[Right], rules: Iterable[Mapping[str, Any]]) -> list[Right]:

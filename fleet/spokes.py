@@ -10,19 +10,25 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from kubernetes.client import ApiClient
+
 from access import Reason, ResolutionError, ResolvedSpoke, SpokeFacts, to_kubeconfig
 from access.inventory import Inventory
-from access.owner_records import stack_of
 from access.spoke_client import connection_props
+from access.spoke_facts import anchor_names, read_anchor, spoke_api_client
 from config.fleet import FleetConfig
 from core.errors import ReleaseError, TransformError
-from core.names import OWNER_ANNOTATION
 from fleet.objects import aggregated_role_guards, component_install, guards_of
 from fleet.plan import OwnerGuard, SpokeInstall, SpokePlan
 from fleet.rights import Right, missing_rights, policy_rules, required_rights
 from knative import manifests
 from knative import plan as planning
 from knative.plan import Stage
+from ownership.errors import OwnedByAnotherStack, OwnershipError
+from ownership.hold import RunHolds
+from ownership.identity import StackIdentity
+from ownership.records import annotations_of, as_recorded, others, records_from
+from ownership.refusals import install_refusal, unknown_refusal
 from rollout.waves import WavePlan
 from targeting.selection import SelectedSpoke
 
@@ -41,27 +47,43 @@ def cluster_identifier(profile_namespace: str, profile_name: str) -> str:
 class _Reached:
     resolved: ResolvedSpoke
     plans: list[planning.InstallPlan]
+    owner: StackIdentity | None = None  # as the spoke's records name it
 
 
-def owner_refusal(spoke: str, facts: SpokeFacts, owner: str | None) -> ResolutionError | None:
+def owner_refusal(spoke: str, facts: SpokeFacts,
+                  owner: StackIdentity | None) -> ResolutionError | None:
     """SpokeOwnedByAnotherStack when an anchor on the spoke records another owner than
-    `owner`. An anchor without a record (installed before the record existed, or by the
-    Knative Operator) is claimed by the stack that installs; None: no owner to check."""
+    `owner` (ownership.records); None: no owner to check."""
     if owner is None:
         return None
-    others = {anchor: annotations[OWNER_ANNOTATION]
-              for anchor, annotations in sorted(facts.anchors.items())
-              if annotations.get(OWNER_ANNOTATION) not in (None, owner)}
-    if not others:
+    foreign = others(records_from(facts.anchors), owner)
+    if not foreign:
         return None
-    holder = sorted(set(others.values()))
-    where = ", ".join(f"ConfigMap {a}" for a in others)
-    names = " and ".join(repr(h) for h in holder)
-    return ResolutionError(spoke, Reason.SPOKE_OWNED_BY_ANOTHER_STACK, (
-        f"stack {names} manages this spoke (annotation {OWNER_ANNOTATION} on "
-        f"{where}); this stack is {owner!r}; nothing on the spoke was changed. To move it "
-        f"here: python -m operations hand-over --spoke {spoke} --from-stack "
-        f"{stack_of(holder[0])} --to-stack {stack_of(owner)}"))
+    return ResolutionError(spoke, Reason.SPOKE_OWNED_BY_ANOTHER_STACK,
+                           install_refusal(spoke, foreign, owner))
+
+
+def hold_spoke(spoke: str, resolved: ResolvedSpoke, owner: StackIdentity,
+               holds: RunHolds) -> ResolutionError | None:
+    """Takes this run's hold on the spoke before its first write, then reads the owner
+    records again under it: two runs that both found the spoke unowned cannot both
+    install (ownership.hold). Any answer but a clear one fails the spoke closed."""
+    def still_mine(api: ApiClient) -> None:
+        anchors = {f"{ns}/{name}": read_anchor(api, ns, name)
+                   for ns, name in anchor_names().items()}
+        foreign = others(records_from(anchors), owner)
+        if foreign:
+            raise OwnedByAnotherStack(install_refusal(spoke, foreign, owner))
+
+    try:
+        holds.take(spoke, lambda: spoke_api_client(resolved.connection, resolved.credential),
+                   still_mine)
+    except OwnershipError as exc:
+        return ResolutionError(spoke, Reason.SPOKE_OWNED_BY_ANOTHER_STACK, str(exc))
+    except Exception as exc:  # noqa: BLE001 - fail closed: the spoke is not touched
+        return ResolutionError(spoke, Reason.SPOKE_OWNER_UNKNOWN, unknown_refusal(
+            spoke, f"{type(exc).__name__}: {exc}", "nothing on the spoke was changed"))
+    return None
 
 
 def operator_refusal(spoke: str, facts: SpokeFacts) -> ResolutionError | None:
@@ -85,17 +107,19 @@ def unreadable_refusal(spoke: str, facts: SpokeFacts) -> ResolutionError | None:
         f"install need; nothing on the spoke was changed"))
 
 
-def claimed(plans: list[planning.InstallPlan], owner: str | None
+def claimed(plans: list[planning.InstallPlan], owner: StackIdentity | None
             ) -> list[planning.InstallPlan]:
     """The plans with `owner` recorded on each anchor."""
     if owner is None:
         return plans
-    return [dataclasses.replace(p, anchor=manifests.with_owner_record(p.anchor, owner))
+    return [dataclasses.replace(p, anchor=manifests.with_annotations(p.anchor,
+                                                                    annotations_of(owner)))
             for p in plans]
 
 
 def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig, inventory: Inventory,
-                    owner: str | None = None) -> _Reached | ResolutionError:
+                    owner: StackIdentity | None = None,
+                    holds: RunHolds | None = None) -> _Reached | ResolutionError:
     entry = spoke.entry
     ref = entry.cluster_profile_ref
     try:
@@ -117,9 +141,13 @@ def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig, inventory: Inventory
                                    access_denied_message(missing))
     refusal = (unreadable_refusal(entry.name, facts) or operator_refusal(entry.name, facts)
                or owner_refusal(entry.name, facts, owner))
+    if refusal is None and owner is not None and holds is not None:
+        refusal = hold_spoke(entry.name, resolved, owner, holds)
     if refusal is not None:
         return refusal
-    return _Reached(resolved, claimed(plans, owner))
+    if owner is not None:
+        owner = as_recorded(owner, records_from(facts.anchors))
+    return _Reached(resolved, claimed(plans, owner), owner)
 
 
 def access_denied_message(missing: list[Right], shown: int = 6) -> str:
@@ -137,17 +165,18 @@ def access_denied_message(missing: list[Right], shown: int = 6) -> str:
 
 
 def owner_guard(name: str, plans: list[planning.InstallPlan],
-                owner: str | None) -> OwnerGuard | None:
+                owner: StackIdentity | None) -> OwnerGuard | None:
     """The spoke's owner guard: the anchors whose record its delete reads."""
     if owner is None:
         return None
     anchors = tuple(sorted(f"{p.anchor['metadata']['namespace']}/{p.anchor['metadata']['name']}"
                            for p in plans))
-    return OwnerGuard(name=f"{name}:owner-record", owner=owner, anchors=anchors)
+    return OwnerGuard(name=f"{name}:owner-record", owner=owner.name, owner_id=owner.id,
+                      anchors=anchors)
 
 
 def _install(name: str, reached: _Reached, identifier: str, gated: bool,
-             plugin_timeout_s: float, owner: str | None = None) -> SpokeInstall:
+             plugin_timeout_s: float, owner: StackIdentity | None = None) -> SpokeInstall:
     plans = reached.plans
     feeders, guards = aggregated_role_guards(name, plans, gated)
     waits = guards_of(feeders, guards)
@@ -166,12 +195,12 @@ def _install(name: str, reached: _Reached, identifier: str, gated: bool,
             for p in plans for s in p.stages if s.name is Stage.DEPLOYMENTS
             for o in s.objects)),
         gated=gated,
-        owner_guard=owner_guard(name, plans, owner),
+        owner_guard=owner_guard(name, plans, reached.owner or owner),
     )
 
 
 def _spoke_plan(spoke: SelectedSpoke, wave: WavePlan, outcome: _Reached | ResolutionError,
-               plugin_timeout_s: float, owner: str | None = None) -> SpokePlan:
+               plugin_timeout_s: float, owner: StackIdentity | None = None) -> SpokePlan:
     entry = spoke.entry
     ref = entry.cluster_profile_ref
     common = {"name": entry.name, "cluster_profile": f"{ref.namespace}/{ref.name}",
@@ -190,16 +219,19 @@ def _spoke_plan(spoke: SelectedSpoke, wave: WavePlan, outcome: _Reached | Resolu
 
 
 def plan_spokes(cfg: FleetConfig, selected: list[SelectedSpoke], waves: list[WavePlan],
-                inventory: Inventory, owner: str | None = None) -> dict[str, SpokePlan]:
+                inventory: Inventory, owner: StackIdentity | None = None,
+                holds: RunHolds | None = None) -> dict[str, SpokePlan]:
     """Every selected spoke, reached side by side, in selection order. `owner`: this
-    stack's identity (config.stack_owner), recorded on every install and checked against
-    the spoke's record; None records and checks nothing."""
+    stack's identity (ownership.identity), recorded on every install and checked against
+    the spoke's record; None records and checks nothing. `holds`: this run's holds, taken
+    on each spoke it will change (`pulumi up`); None takes none (a preview)."""
     inventory.open()
     if not selected:
         return {}
     wave_of = {s.entry.name: w for w in waves for s in w.spokes}
     with ThreadPoolExecutor(max_workers=min(16, len(selected))) as pool:
-        outcomes = list(pool.map(lambda s: _reach_and_plan(s, cfg, inventory, owner), selected))
+        outcomes = list(pool.map(lambda s: _reach_and_plan(s, cfg, inventory, owner, holds),
+                                 selected))
     return {s.entry.name: _spoke_plan(s, wave_of[s.entry.name], outcome,
                                       cfg.plugin_timeout_seconds, owner)
             for s, outcome in zip(selected, outcomes, strict=True)}

@@ -7,15 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from fleet.plan import BatchStep, SpokePlan, WaveStep
+from fleet.plan import ApprovalStep, BatchStep, SpokePlan, WaveStep
+from rollout.approval import gate_name, wave_digest
 from rollout.waves import WavePlan
 
 
-def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan],
-               approved: frozenset[str] = frozenset()) -> tuple[WaveStep, ...]:
+def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan]
+               ) -> tuple[WaveStep, ...]:
     """A wave with more unreachable spokes than it allows still updates its reachable
-    spokes, and the waves after it do not start. A wave that needs approval and is not
-    in `approved` does not start, nor do the waves after it."""
+    spokes, and the waves after it do not start. A wave that needs approval is planned
+    as every other, behind its approval gate (rollout.approval): whether the run may
+    change it is decided by the gate's step in `up`, so every run plans the same."""
     steps: list[WaveStep] = []
     stopped = False
     for i, wave in enumerate(waves):
@@ -27,16 +29,23 @@ def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan],
         if stopped:
             steps.append(WaveStep(**common, started=False, unreachable={}, batches=()))
             continue
-        if wave.approval_required and wave.name not in approved:
-            steps.append(WaveStep(**common, started=False, unreachable={}, batches=(),
-                                  waiting_approval=True))
-            stopped = True
-            continue
         unreachable = {n: str(spokes[n].error) for n in names if spokes[n].error}
-        step = WaveStep(**common, started=True, unreachable=unreachable, batches=())
+        step = WaveStep(**common, started=True, unreachable=unreachable, batches=(),
+                        approval=_approval(wave.name, names, spokes)
+                        if wave.approval_required else None)
         stopped = step.stops_rollout
         steps.append(replace(step, batches=_batches(wave, spokes, {} if stopped else unreachable)))
     return tuple(steps)
+
+
+def _approval(wave: str, names: tuple[str, ...],
+              spokes: Mapping[str, SpokePlan]) -> ApprovalStep | None:
+    """The wave's approval gate, over its reached spokes; none for a wave that reaches
+    none (it changes nothing)."""
+    installs = {n: spokes[n].install for n in names if spokes[n].install is not None}
+    if not installs:
+        return None
+    return ApprovalStep(gate_name(wave), wave_digest(installs), tuple(sorted(installs)))
 
 
 def _batches(wave: WavePlan, spokes: Mapping[str, SpokePlan],
@@ -76,14 +85,4 @@ def run_failure(spokes: Mapping[str, SpokePlan], waves: tuple[WaveStep, ...]) ->
             f"{', '.join(stop.unreachable)}. Later waves were not started "
             f"({', '.join(w.name for w in later) or 'none'}; spokes: {untouched}); "
             "their objects are as they were.")
-    waiting = next((w for w in waves if w.waiting_approval), None)
-    if waiting is not None:
-        later = [w for w in waves if not w.started and w is not waiting]
-        problems.append(
-            f"wave {waiting.name!r} waits for approval: it and the waves after it were not "
-            f"started ({', '.join([waiting.name, *(w.name for w in later)])}; spokes: "
-            f"{', '.join(n for w in [waiting, *later] for n in w.spokes) or 'none'}); their "
-            f"objects are as they were. To approve, run again with "
-            f"KNATIVE_FLEET_APPROVE={waiting.name} (or python -m runner up --approve "
-            f"{waiting.name}).")
     return " ".join(problems) or None

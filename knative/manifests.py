@@ -20,7 +20,6 @@ from core.names import (
     MANAGED_BY_VALUE,
     NAME_LABEL,
     NAME_VALUE,
-    OWNER_ANNOTATION,
     SKIP_AWAIT_ANNOTATION,
     VERSION_LABEL,
     Component,
@@ -90,11 +89,11 @@ def anchor_configmap(kind: str, cr_name: str, namespace: str) -> dict:
     }
 
 
-def with_owner_record(anchor: dict, owner: str) -> dict:
-    """A copy of the anchor that records the stack managing the spoke."""
-    meta = anchor["metadata"]
-    return {**anchor, "metadata": {
-        **meta, "annotations": {**(meta.get("annotations") or {}), OWNER_ANNOTATION: owner}}}
+def with_annotations(obj: dict, annotations: dict[str, str]) -> dict:
+    """A copy of the object with `annotations` added (an anchor's owner record)."""
+    meta = obj["metadata"]
+    return {**obj, "metadata": {
+        **meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}}
 
 
 def owner_reference(anchor_name: str, uid: str) -> dict:

@@ -47,7 +47,9 @@ def up(where: LabDir, spokes: int) -> dict:
         if all(n in existing for n in names) and all(
             answers(str(kwok.kubeconfig_path(n))) for n in names
         ):
-            print(f"lab: already up ({', '.join(names)})", file=sys.stderr)
+            apply_spoke_rights(kwok, bin_path, spoke_names(spokes))
+            print(f"lab: already up ({', '.join(names)}); spoke rights applied",
+                  file=sys.stderr)
             return lab
     timings: dict[str, float] = {}
     start = time.monotonic()
@@ -62,7 +64,7 @@ def up(where: LabDir, spokes: int) -> dict:
         forget_state(where, "a spoke it describes was created anew")
     hub_kc = kwok.kubeconfig_path(HUB)
     register.install_clusterprofile_crd(register.api_client(hub_kc))
-    role = lab_role_documents(register.SPOKE_SA, register.SPOKE_SA_NAMESPACE)
+    role = lab_role_documents(register.SPOKE_SA, register.SPOKE_SA_NAMESPACE, bin_path)
     for name in spoke_names(spokes):
         register.register_spoke(hub_kc, kwok.kubeconfig_path(name), name, role_docs=role)
     provider_path = where.providers
@@ -83,6 +85,14 @@ def up(where: LabDir, spokes: int) -> dict:
     print(f"lab: up in {lab['startSeconds']}s; described in {where.description}",
           file=sys.stderr)
     return lab
+
+
+def apply_spoke_rights(kwok: Kwok, bin_path: Path, spokes: list[str]) -> None:
+    """The current derivation of the lab identity's policy and role on every spoke, so a
+    lab brought up by an older checkout runs the tests under this one's."""
+    docs = lab_role_documents(register.SPOKE_SA, register.SPOKE_SA_NAMESPACE, bin_path)
+    for name in spokes:
+        register.apply_rbac(register.api_client(kwok.kubeconfig_path(name)), docs)
 
 
 def _remove_extra_spokes(kwok: Kwok, lab: dict, spokes: int) -> None:

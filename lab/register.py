@@ -1,14 +1,17 @@
 """Registers a spoke on the hub exactly as the user guide's "Register a
 ClusterProfile manually": a ServiceAccount token on the spoke (bound to the ClusterRole
-knative-fleet derives from its plans, lab.spoke_role, not cluster-admin), that token in
+knative-fleet derives from its plans and held by the admission policy derived beside it,
+lab.spoke_role, not cluster-admin), that token in
 the hub Secret the upstream `secretreader` plugin reads, then the ClusterProfile spec
 and, through the status subresource, its status."""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 from kubernetes import client, config
@@ -70,11 +73,22 @@ def spoke_token(spoke: client.ApiClient, account: str = SPOKE_SA,
 
 
 def apply_rbac(api: client.ApiClient, docs: list[dict]) -> None:
-    """Creates each ClusterRole and ClusterRoleBinding of `docs`, or replaces it."""
+    """Creates each ClusterRole, ClusterRoleBinding, ValidatingAdmissionPolicy and its
+    binding of `docs`, in their order, or replaces it."""
     rbac = client.RbacAuthorizationV1Api(api)
+    admission = client.AdmissionregistrationV1Api(api)
     calls = {"ClusterRole": (rbac.create_cluster_role, rbac.replace_cluster_role),
              "ClusterRoleBinding": (rbac.create_cluster_role_binding,
-                                    rbac.replace_cluster_role_binding)}
+                                    rbac.replace_cluster_role_binding),
+             "ValidatingAdmissionPolicy": (admission.create_validating_admission_policy,
+                                           _replace_keeping_version(
+                                               admission.read_validating_admission_policy,
+                                               admission.replace_validating_admission_policy)),
+             "ValidatingAdmissionPolicyBinding": (
+                 admission.create_validating_admission_policy_binding,
+                 _replace_keeping_version(
+                     admission.read_validating_admission_policy_binding,
+                     admission.replace_validating_admission_policy_binding))}
     for doc in docs:
         create, replace = calls[doc["kind"]]
         try:
@@ -83,6 +97,17 @@ def apply_rbac(api: client.ApiClient, docs: list[dict]) -> None:
             if exc.status != 409:
                 raise
             replace(doc["metadata"]["name"], doc)
+
+
+def _replace_keeping_version(read: Callable[..., Any], replace: Callable[..., Any]
+                             ) -> Callable[[str, dict], Any]:
+    """A replace for kinds whose update needs the live resourceVersion (the RBAC kinds
+    take an update without one)."""
+    def call(name: str, doc: dict) -> Any:
+        live = read(name)
+        meta = {**doc["metadata"], "resourceVersion": live.metadata.resource_version}
+        return replace(name, {**doc, "metadata": meta})
+    return call
 
 
 def hub_secret_namespace(hub_kubeconfig: Path) -> str:
@@ -150,8 +175,8 @@ def register_spoke(hub_kubeconfig: Path, spoke_kubeconfig: Path, name: str,
                    account: str = SPOKE_SA, cluster_role: str | None = "cluster-admin",
                    role_docs: list[dict] | None = None) -> None:
     """ClusterProfile `name` on the hub for the spoke, reached as ServiceAccount `account`
-    bound to `cluster_role` there, or by `role_docs` (a ClusterRole and its binding,
-    applied on the spoke first)."""
+    bound to `cluster_role` there, or by `role_docs` (an admission policy, a ClusterRole
+    and their bindings, applied on the spoke first)."""
     hub = api_client(hub_kubeconfig)
     spoke = api_client(spoke_kubeconfig)
     if role_docs:

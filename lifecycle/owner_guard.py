@@ -1,34 +1,42 @@
 """The owner guard's delete (`components.owner_guard` says why the guard exists): read
 the owner record on each anchor of the install and refuse while one names another
-stack. A record of this stack, none, or no anchor lets the delete go on, and so does a
-spoke that cannot be reached, so a dead cluster can still be removed."""
+stack (ownership.records). A record of this stack, or an anchor that is not there
+(NotFound), lets the delete go on. Anything else fails closed: a spoke that answers
+429, 5xx or not at all, or refuses the read, keeps its install, and the message names
+the way out for a spoke that is gone for good."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from kubernetes.client.rest import ApiException
-from urllib3.exceptions import HTTPError
 
-from access.owner_records import delete_refusal, unreadable_refusal
 from access.spoke_client import spoke_client
 from access.spoke_facts import read_anchor
-from core.errors import FleetError
-from core.names import OWNER_ANNOTATION
+from ownership.errors import OwnedByAnotherStack, OwnerUnknown
+from ownership.identity import StackIdentity
+from ownership.records import Record, others, record_of
+from ownership.refusals import delete_refusal, unknown_refusal, unreadable_refusal
+
+__all__ = ["OwnedByAnotherStack", "OwnerUnknown", "check_owner", "guard_identity",
+           "read_records"]
 
 
-class OwnedByAnotherStack(Exception):
-    """The install's record names another stack; `str()` names the spoke and the fix."""
+def guard_identity(props: dict[str, Any]) -> StackIdentity:
+    """The stack the guard was registered by. A guard of an install recorded before
+    owner ids has its name only; a name is one stack on its backend, so the guard
+    accepts a record naming it whatever id the record carries."""
+    return StackIdentity(str(props.get("ownerId") or ""), str(props.get("owner") or ""),
+                         saved=False)
 
 
-def read_records(props: dict[str, Any]) -> tuple[dict[str, str | None], list[str]] | None:
-    """({anchor: the owner it records, or None}, [anchors the identity may not read]);
-    None when the spoke cannot be reached (the plugin fails, no connection, the API
-    server does not answer)."""
-    records: dict[str, str | None] = {}
+def read_records(props: dict[str, Any]) -> tuple[dict[str, Record | None], list[str]]:
+    """({anchor: its record, None when the anchor or its record is not there},
+    [anchors the identity may not read]); raises OwnerUnknown on any other error."""
+    records: dict[str, Record | None] = {}
     refused: list[str] = []
     timeout = float(props.get("pluginTimeoutSeconds") or 30)
+    spoke = props.get("spoke") or ""
     try:
         with spoke_client(props["connection"], timeout) as api:
             for anchor in props.get("anchors") or []:
@@ -40,25 +48,24 @@ def read_records(props: dict[str, Any]) -> tuple[dict[str, str | None], list[str
                         raise
                     refused.append(anchor)
                     continue
-                records[anchor] = (annotations or {}).get(OWNER_ANNOTATION)
-    except (FleetError, ApiException, HTTPError, OSError) as exc:
-        # The dynamic provider has no engine connection: its stderr is the engine's log.
-        print(f"warning: spoke {props.get('spoke')!r}: cannot be reached to read its owner "
-              f"record ({type(exc).__name__}: {exc}); its delete goes on, as for a spoke "
-              "that is gone", file=sys.stderr, flush=True)
-        return None
+                records[anchor] = record_of(annotations)
+    except Exception as exc:  # noqa: BLE001 - fail closed: nothing is deleted
+        what = (f"HTTP {exc.status} {exc.reason}" if isinstance(exc, ApiException)
+                else f"{type(exc).__name__}: {exc}")
+        raise OwnerUnknown(unknown_refusal(spoke, what, "nothing on the spoke was deleted",
+                                           props.get("spokeUrn"))) from exc
     return records, refused
 
 
 def check_owner(props: dict[str, Any]) -> None:
     """The guard's delete: raises OwnedByAnotherStack while another stack's record is on
-    an anchor of the install (or a record cannot be read on a spoke that answers)."""
-    read = read_records(props)
-    if read is None:
-        return
-    records, refused = read
+    an anchor of the install, OwnerUnknown while a record cannot be read."""
+    records, refused = read_records(props)
     spoke, urn = props.get("spoke") or "", props.get("spokeUrn")
-    refusal = (delete_refusal(spoke, props["owner"], records, urn)
-               or unreadable_refusal(spoke, refused, urn))
+    me = guard_identity(props)
+    foreign = others(records, me)
+    if foreign:
+        raise OwnedByAnotherStack(delete_refusal(spoke, foreign, me, urn))
+    refusal = unreadable_refusal(spoke, refused, urn)
     if refusal is not None:
         raise OwnedByAnotherStack(refusal)

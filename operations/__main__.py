@@ -1,8 +1,11 @@
-"""`python -m operations rights --stack NAME`: the RBAC this stack's identities need, as YAML
-ready to `kubectl apply`: the spoke ClusterRole and its binding (apply on every spoke),
-then the hub Role and its binding in each inventory namespace (apply on the hub).
-The stack's config is read with `pulumi config --json` (or from a stack file with
-`--config FILE`); nothing is read from the hub or a spoke.
+"""`python -m operations rights --stack NAME`: the rights this stack's identities need, as
+YAML ready to `kubectl apply`: on every spoke, the admission policy that holds the
+identity to the release's own roles, bindings and namespaces and its binding, then the
+ClusterRole and its binding; on the hub, the Role and its binding in each inventory
+namespace. The stack's config is read with `pulumi config --json` (or from a stack file
+with `--config FILE`); nothing is read from the hub or a spoke. Several `--stack` and
+`--config` give one set of rights that holds all of them (a stack's config before and
+after a change that removes objects; two stacks handing a spoke over).
 
 `python -m operations hand-over --spoke NAME --from-stack A --to-stack B`: moves a spoke
 from stack A to stack B with no object deleted or re-created (operations.hand_over): A's
@@ -50,9 +53,10 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     rights = sub.add_parser("rights", help="the RBAC this stack's identities need, as YAML")
-    where = rights.add_mutually_exclusive_group(required=True)
-    where.add_argument("--stack", help="read the stack's config with `pulumi config`")
-    where.add_argument("--config", type=Path, help="read a stack file's config instead")
+    rights.add_argument("--stack", action="append", default=[],
+                        help="read the stack's config with `pulumi config` (repeatable)")
+    rights.add_argument("--config", action="append", type=Path, default=[],
+                        help="read a stack file's config instead (repeatable)")
     rights.add_argument("--spoke-subject", default=DEFAULT_SPOKE_SUBJECT,
                         help="who the access provider's credentials are for, on each spoke "
                              f"(default {DEFAULT_SPOKE_SUBJECT})")
@@ -61,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     rights.add_argument("--only", choices=("spoke", "hub"),
                         help="print one side only")
     rights.add_argument("--spoke-role", default=SPOKE_ROLE,
-                        help=f"name of the spoke ClusterRole and binding (default {SPOKE_ROLE})")
+                        help="name of the spoke's admission policy, ClusterRole and their "
+                             f"bindings (default {SPOKE_ROLE})")
     rights.add_argument("--hub-role", default=HUB_ROLE,
                         help=f"name of the hub Role and its bindings (default {HUB_ROLE})")
     move = sub.add_parser("hand-over", help="move a spoke from one stack to another, "
@@ -75,9 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "hand-over":
         return run_hand_over(args)
-    values = stack_values(args.stack) if args.stack else stack_file_values(args.config)
+    if not args.stack and not args.config:
+        parser.error("rights: give --stack or --config")
+    sources = [stack_values(s) for s in args.stack]
+    sources += [stack_file_values(c) for c in args.config]
     try:
-        cfg = parse_fleet_config(read_stack_config(values_getter(values)))
+        cfg = [parse_fleet_config(read_stack_config(values_getter(v))) for v in sources]
         docs = []
         if args.only != "hub":
             docs += spoke_documents(cfg, subject(args.spoke_subject), args.spoke_role)

@@ -1,32 +1,53 @@
-"""The RBAC a stack's identities need, as YAML ready to apply: on each spoke a ClusterRole
-with exactly the rights the stack's plan needs (fleet.rights) and its binding; on the hub
-a Role in each inventory namespace the stack reads ClusterProfiles from, and its binding.
+"""The RBAC a stack's identities need, as YAML ready to apply: on each spoke a
+ValidatingAdmissionPolicy and its binding (fleet.rbac_policy: the roles and bindings the
+identity may write are the release's own, and only where the release puts objects), then
+a ClusterRole with exactly the rights the stack's plan needs (fleet.rights) and its
+binding; on the hub a Role in each inventory namespace the stack reads ClusterProfiles
+from, and its binding. The policy comes first, so the identity never holds the role
+without it.
 
 Derived from the stack's specs alone, before any spoke is reached: every spec of the
-stack (its entries and its groups) is planned as if on an empty spoke, so the role
-covers a first install as well as every later run.
+stack (its entries and its groups) is planned as if on an empty spoke, so the role and
+the policy cover a first install as well as every later run. Several configs (a stack's
+before and after a change that removes objects, or two stacks handing a spoke over)
+give one role and one policy that hold all of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from config.fleet import FleetConfig
-from fleet.rights import HUB_RULE, RBAC_GROUP, Right, policy_rules, required_rights
+from fleet.rbac_policy import policy_documents, release_rbac
+from fleet.rights import (
+    HUB_RULE,
+    RBAC_GROUP,
+    Right,
+    crd_plurals,
+    plan_objects,
+    policy_rules,
+    required_rights,
+)
 from knative import plan as planning
+from knative.plan import InstallPlan
 
 SPOKE_ROLE = "knative-fleet-spoke"
 HUB_ROLE = "knative-fleet-hub"
 
 
-def spoke_rights(cfg: FleetConfig) -> set[Right]:
-    """Every right any spoke of the stack needs, whichever spec it gets."""
+def stack_plans(cfg: FleetConfig) -> list[InstallPlan]:
+    """A plan of every spec of the stack (its entries and its groups), as on an empty
+    spoke."""
     specs = [(e.serving, e.eventing) for e in cfg.fleet]
     specs += [(g.serving, g.eventing) for g in cfg.groups]
-    rights: set[Right] = set()
-    for serving, eventing in specs:
-        rights |= required_rights(planning.plan_spoke(serving, eventing, cfg.release_base, {}))
-    return rights
+    return [plan for serving, eventing in specs
+            for plan in planning.plan_spoke(serving, eventing, cfg.release_base, {})]
+
+
+def spoke_rights(cfg: FleetConfig) -> set[Right]:
+    """Every right any spoke of the stack needs, whichever spec it gets."""
+    return required_rights(stack_plans(cfg))
 
 
 def inventory_namespaces(cfg: FleetConfig) -> list[str]:
@@ -58,22 +79,42 @@ def _binding(kind: str, name: str, role_kind: str, who: dict[str, str],
             "subjects": [who]}
 
 
-def spoke_documents(cfg: FleetConfig, who: dict[str, str],
+def _configs(cfg: FleetConfig | Iterable[FleetConfig]) -> list[FleetConfig]:
+    return [cfg] if isinstance(cfg, FleetConfig) else list(cfg)
+
+
+def spoke_documents(cfg: FleetConfig | Iterable[FleetConfig], who: dict[str, str],
                     name: str = SPOKE_ROLE) -> list[dict[str, Any]]:
-    """The spoke's ClusterRole and its binding (both `name`) to the identity the access
-    provider issues credentials for."""
+    """The spoke's admission policy and its binding, then its ClusterRole and binding (all
+    four `name`), for the identity the access provider issues credentials for; for
+    several configs, one set that holds all of them."""
+    return spoke_documents_of([p for c in _configs(cfg) for p in stack_plans(c)], who, name)
+
+
+def spoke_documents_of(plans: Iterable[InstallPlan], who: dict[str, str],
+                       name: str = SPOKE_ROLE) -> list[dict[str, Any]]:
+    """spoke_documents from the plans themselves."""
+    plans = list(plans)
+    objects = plan_objects(plans)
+    taken = {key.split("/", 2)[2] for key in release_rbac(objects)
+             if key.startswith("Cluster")}
+    if name in taken:
+        raise ValueError(f"{name!r} names a ClusterRole or ClusterRoleBinding of the release; "
+                         "give the identity's role another name (--spoke-role)")
     role = {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRole",
             "metadata": {"name": name,
                          "labels": {"app.kubernetes.io/part-of": "knative-fleet"}},
-            "rules": policy_rules(spoke_rights(cfg))}
-    return [role, _binding("ClusterRoleBinding", name, "ClusterRole", who)]
+            "rules": policy_rules(required_rights(plans))}
+    return [*policy_documents(name, who, objects, crd_plurals(plans)), role,
+            _binding("ClusterRoleBinding", name, "ClusterRole", who)]
 
 
-def hub_documents(cfg: FleetConfig, who: dict[str, str],
+def hub_documents(cfg: FleetConfig | Iterable[FleetConfig], who: dict[str, str],
                   name: str = HUB_ROLE) -> list[dict[str, Any]]:
     """A Role and its binding (both `name`) in each inventory namespace of the stack."""
+    namespaces = sorted({ns for c in _configs(cfg) for ns in inventory_namespaces(c)})
     docs: list[dict[str, Any]] = []
-    for namespace in inventory_namespaces(cfg):
+    for namespace in namespaces:
         docs.append({"apiVersion": f"{RBAC_GROUP}/v1", "kind": "Role",
                      "metadata": {"name": name, "namespace": namespace,
                                   "labels": {"app.kubernetes.io/part-of": "knative-fleet"}},

@@ -1,6 +1,6 @@
 """Moving one spoke from stack A to stack B without deleting or re-creating an object.
 
-A spoke has one owner (the record on its anchors, config.stack_owner). To move it, A
+A spoke has one owner (the record on its anchors, ownership.records). To move it, A
 must forget it and the record must name B; then B's next `pulumi up` adopts every
 object in place (server-side apply onto the existing objects keeps their uids), and
 A's next `up` and `destroy` never touch it.
@@ -24,7 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.names import OWNER_ID_ANNOTATION
 from core.resource_types import MEMBERSHIP, SPOKE_TYPE
+from ownership.hold import Holder, RunHolds
+from ownership.identity import OWNER_ID_OUTPUT, StackIdentity, owner_name
+from ownership.records import Record, annotations_of, is_mine, others, record_of
+from ownership.refusals import hand_over_refusal
 
 if TYPE_CHECKING:
     from config.fleet import FleetConfig
@@ -140,20 +145,16 @@ def spoke_profile(export: Mapping[str, Any], spoke: str) -> tuple[str, str] | No
     return None
 
 
-def record_refusal(spoke: str, records: Mapping[str, str | None], from_owner: str,
-                   to_owner: str, in_state: bool) -> str | None:
-    """Why the spoke may not be handed over from `from_owner`, or None. Each anchor's
-    record must name A or nobody; B is accepted only once A's state no longer holds the
-    spoke (a move being finished)."""
-    allowed = {None, from_owner} | (set() if in_state else {to_owner})
-    others = {anchor: owner for anchor, owner in sorted(records.items())
-              if owner not in allowed}
-    if not others:
+def record_refusal(spoke: str, records: Mapping[str, Record | None], source: StackIdentity,
+                   target: StackIdentity, in_state: bool) -> str | None:
+    """Why the spoke may not be handed over from `source`, or None. Each anchor's record
+    must be `source`'s or nobody's (ownership.records); `target`'s is accepted only once
+    the source's state no longer holds the spoke (a move being finished)."""
+    foreign = {anchor: rec for anchor, rec in others(records, source).items()
+               if in_state or not is_mine(rec, target)}
+    if not foreign:
         return None
-    named = ", ".join(f"ConfigMap {a} names {o!r}" for a, o in others.items())
-    return (f"spoke {spoke!r}: its owner record is not stack {from_owner!r}'s ({named}); "
-            f"nothing was changed. Fix: hand it over from the stack its record names "
-            f"(--from-stack), or check that --spoke names the spoke you mean")
+    return hand_over_refusal(spoke, foreign, source)
 
 
 # ----- the CLI side ---------------------------------------------------------------------
@@ -168,14 +169,25 @@ def pulumi(*args: str, cwd: Path | None = None) -> str:
     return proc.stdout
 
 
-def stack_owner(stack: str, backend: str, cwd: Path | None = None) -> str:
-    """The owner identity of a stack of this project (config.stack_owner)."""
-    from config.stack_owner import owner_identity
-
+def stack_identity(stack: str, backend: str, cwd: Path | None = None) -> StackIdentity:
+    """A stack of this project as its record names it: the id its outputs keep (none
+    for a stack that never ran: its first run adopts a record naming it), and its name."""
     full = pulumi("stack", "--stack", stack, "--show-name",
                   "--fully-qualify-stack-names", cwd=cwd).strip().splitlines()[-1]
     organization, project, name = full.split("/", 2)
-    return owner_identity(backend, organization, project, name)
+    outputs = json.loads(pulumi("stack", "output", "--stack", stack, "--json", cwd=cwd) or "{}")
+    saved = outputs.get(OWNER_ID_OUTPUT) if isinstance(outputs, dict) else None
+    return StackIdentity(saved or "", owner_name(backend, organization, project, name),
+                         saved=bool(saved))
+
+
+def record_annotations(target: StackIdentity) -> dict[str, str | None]:
+    """The record naming `target`: its id and name, or its name alone (the id removed)
+    when it has none yet, so its first run adopts the install by name."""
+    annotations: dict[str, str | None] = dict(annotations_of(target))
+    if not target.saved:
+        annotations[OWNER_ID_ANNOTATION] = None
+    return annotations
 
 
 @dataclass
@@ -197,21 +209,28 @@ def hand_over(spoke: str, from_stack: str, to_stack: str, cfg: FleetConfig,
               cwd: Path | None = None) -> Moved:
     """Moves `spoke` from `from_stack` (whose config `cfg` says how to reach the hub) to
     `to_stack`; raises HandOverRefused naming the spoke, the reason and the fix."""
+    import uuid
+
     from kubernetes import client
 
     from access import ResolutionError
     from access.inventory import HubInventory
     from access.spoke_facts import spoke_api_client
-    from config.stack_owner import backend_url
     from fleet.spokes import INSTALL_NAMESPACES
-    from knative.manifests import OWNER_ANNOTATION
+    from ownership.identity import backend_url
 
     backend = backend_url(cwd=str(cwd) if cwd else None)
-    from_owner = stack_owner(from_stack, backend, cwd)
-    to_owner = stack_owner(to_stack, backend, cwd)
-    if from_owner == to_owner:
+    source = stack_identity(from_stack, backend, cwd)
+    target = stack_identity(to_stack, backend, cwd)
+    if source.name == target.name:
         raise HandOverRefused(f"spoke {spoke!r}: --from-stack and --to-stack are one stack "
-                              f"({from_owner}); nothing was changed")
+                              f"({source.name}); nothing was changed")
+    if source.saved and source.id == target.id:
+        raise HandOverRefused(
+            f"spoke {spoke!r}: stacks {from_stack} and {to_stack} carry one owner id "
+            f"({source.id}): one is a copy of the other's state, and both would own the "
+            f"spoke; nothing was changed. Fix: give the copy an identity of its own (docs/"
+            f"architecture.md, 'One owner per spoke': a copied state)")
     export = json.loads(pulumi("stack", "export", "--stack", from_stack, cwd=cwd))
     filtered, dropped = without_spoke(export, spoke)
     where = spoke_profile(export, spoke)
@@ -228,36 +247,58 @@ def hand_over(spoke: str, from_stack: str, to_stack: str, cfg: FleetConfig,
         reached = inventory.reach(spoke, where[0], where[1], INSTALL_NAMESPACES)
     except ResolutionError as exc:
         raise HandOverRefused(f"{exc} (nothing was changed)") from None
-    records = {anchor: annotations.get(OWNER_ANNOTATION)
-               for anchor, annotations in reached.facts.anchors.items()}
-    refusal = record_refusal(spoke, records, from_owner, to_owner, bool(dropped))
-    if refusal:
-        raise HandOverRefused(refusal)
+    # The same hold a run takes: no `up` of either stack changes the spoke meanwhile.
+    holds = RunHolds(Holder(f"hand-over/{uuid.uuid4().hex}",
+                            f"a hand-over of spoke {spoke!r} from {from_stack} to {to_stack}"))
+    records: dict[str, Record | None] = {}
 
-    backup: Path | None = None
-    if dropped:
-        backup_dir.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        base = f"{from_stack.replace('/', '_')}-{stamp}"
-        backup = _private(backup_dir / f"{base}.json", export)
-        new_state = _private(backup_dir / f"{base}-without-{spoke}.json", filtered)
-        pulumi("stack", "import", "--stack", from_stack, "--file", str(new_state), cwd=cwd)
-        log(f"stack {from_stack}: forgot spoke {spoke!r} ({len(dropped)} resources; the "
-            f"objects stay on the spoke); backup of the state before: {backup}")
-    else:
-        log(f"stack {from_stack}: its state holds nothing of spoke {spoke!r}")
+    def movable(_api: client.ApiClient) -> None:
+        from access.spoke_facts import anchor_names, read_anchor
 
-    written = []
-    with spoke_api_client(reached.connection, reached.credential) as api:
-        core = client.CoreV1Api(api)
-        for anchor, owner in sorted(records.items()):
-            if owner == to_owner:
-                continue
-            namespace, name = anchor.split("/", 1)
-            core.patch_namespaced_config_map(
-                name, namespace, {"metadata": {"annotations": {OWNER_ANNOTATION: to_owner}}},
-                field_manager=FIELD_MANAGER)
-            written.append(anchor)
-    log(f"spoke {spoke!r}: its owner record names {to_owner} "
+        with spoke_api_client(reached.connection, reached.credential) as api:
+            for namespace, name in anchor_names().items():
+                records[f"{namespace}/{name}"] = record_of(read_anchor(api, namespace, name))
+        refusal = record_refusal(spoke, records, source, target, bool(dropped))
+        if refusal:
+            raise HandOverRefused(refusal)
+
+    from ownership.errors import OwnershipError
+
+    try:
+        holds.take(spoke, lambda: spoke_api_client(reached.connection, reached.credential),
+                   movable)
+    except OwnershipError as exc:
+        raise HandOverRefused(f"{exc}") from None
+    try:
+        backup: Path | None = None
+        if dropped:
+            backup_dir.mkdir(parents=True, exist_ok=True)
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            base = f"{from_stack.replace('/', '_')}-{stamp}"
+            backup = _private(backup_dir / f"{base}.json", export)
+            new_state = _private(backup_dir / f"{base}-without-{spoke}.json", filtered)
+            pulumi("stack", "import", "--stack", from_stack, "--file", str(new_state),
+                   cwd=cwd)
+            log(f"stack {from_stack}: forgot spoke {spoke!r} ({len(dropped)} resources; "
+                f"the objects stay on the spoke); backup of the state before: {backup}")
+        else:
+            log(f"stack {from_stack}: its state holds nothing of spoke {spoke!r}")
+
+        written = []
+        with spoke_api_client(reached.connection, reached.credential) as api:
+            core = client.CoreV1Api(api)
+            for anchor, rec in sorted(records.items()):
+                if rec is None or (rec.owner_name == target.name
+                                   and (rec.owner_id or "") == (target.id if target.saved
+                                                                else "")):
+                    continue
+                namespace, name = anchor.split("/", 1)
+                core.patch_namespaced_config_map(
+                    name, namespace, {"metadata": {"annotations": record_annotations(target)}},
+                    field_manager=FIELD_MANAGER)
+                written.append(anchor)
+    finally:
+        holds.release_all()
+    log(f"spoke {spoke!r}: its owner record names {target.name} "
         + (f"now (written on {', '.join(written)})" if written else "(it did already)"))
     return Moved(len(dropped), backup, written)

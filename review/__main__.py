@@ -22,7 +22,7 @@ from core.errors import FleetError
 from core.interrupts import restore_sigint
 from review import preview
 from review.markdown import LIMIT, render
-from review.plan_digest import plan_json, plan_line
+from review.plan_digest import plan_line, recording
 from review.report import to_json
 from review.summary import summarise
 
@@ -132,12 +132,13 @@ def main(argv: list[str] | None = None) -> int:
         cli.error("preview arguments make no sense with --from-json")
     if args.from_json and not args.from_json.is_file():
         cli.error(f"--from-json: no such file: {args.from_json}")
-    got = preview.load(args.from_json) if args.from_json else \
-        preview.run(args.stack, args.preview_args)
+    if args.from_json:
+        got, plan = preview.load(args.from_json), None
+    else:
+        got, plan = recording(lambda env: preview.run(args.stack, args.preview_args, env=env))
     summary = summarise(got.document, got.exit_code, args.stack)
     out = args.out or Path(".review") / args.stack
-    plan = plan_json(got.document)
-    line = plan_line(plan)
+    line = plan_line(plan) if not args.from_json else ""
     write(out, render(summary, LIMIT - len(line)) + line, {**to_json(summary), "plan": plan})
     state = "succeeded" if summary.ok else f"failed (exit code {got.exit_code})"
     print(f"preview of {args.stack} {state}: wrote {out / 'report.md'} and "

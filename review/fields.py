@@ -24,6 +24,21 @@ SECRET = "[secret]"
 # Objects whose data values are never shown, whatever the engine's JSON holds.
 SECRET_KINDS = {"Secret"}
 SECRET_FIELDS = ("data", "stringData")
+# The engine's stand-in, in `pulumi preview --json`, for a value only known after apply,
+# and what a reviewer reads instead.
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+COMPUTED = "(known after apply)"
+
+
+def readable(value: Any) -> Any:
+    """The value with the engine's unknown stand-in written as a reviewer reads it."""
+    if value == UNKNOWN:
+        return COMPUTED
+    if isinstance(value, dict):
+        return {k: readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [readable(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -95,9 +110,9 @@ def diff_values(segments: list[Segment], old: Any, new: Any, suffix: str = "") \
     if old is MISSING and new is MISSING:
         return []
     if old is MISSING:
-        return [FieldChange(format_path(segments), "add" + suffix, new=new)]
+        return [FieldChange(format_path(segments), "add" + suffix, new=readable(new))]
     if new is MISSING:
-        return [FieldChange(format_path(segments), "delete" + suffix, old=old)]
+        return [FieldChange(format_path(segments), "delete" + suffix, old=readable(old))]
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[FieldChange] = []
         for key in sorted(old.keys() | new.keys()):
@@ -108,7 +123,8 @@ def diff_values(segments: list[Segment], old: Any, new: Any, suffix: str = "") \
         return _diff_lists(segments, old, new, suffix)
     if old == new:
         return []
-    return [FieldChange(format_path(segments), "update" + suffix, old=old, new=new)]
+    return [FieldChange(format_path(segments), "update" + suffix, old=readable(old),
+                        new=readable(new))]
 
 
 def _diff_lists(segments: list[Segment], old: list, new: list, suffix: str) \

@@ -7,9 +7,10 @@
     noop          nothing changes and nothing needs a human
     totals        {created, updated, replaced, deleted, same}: resources
     needsHuman    [{category, spoke, text, objects}]: category is one of errors,
-                  unresolved, deletes, replaces, namespaces, crds, versions; spoke is null
-                  for the fleet; objects are `Kind name` labels (CRD and namespace names
-                  for crds and namespaces)
+                  unresolved, deletes, replaces, namespaces, crds, versions, approvals;
+                  spoke is null for the fleet; objects are `Kind name` labels (CRD and
+                  namespace names for crds and namespaces; the wave's spokes for
+                  approvals)
     spokes        [{name, wave, added, removed, unresolved, serving, eventing, counts,
                   objects}], changed or unreachable spokes in name order:
                   serving/eventing {before, after, step}: versions, null when not
@@ -17,7 +18,8 @@
                   upgrade, downgrade, change or "skips a minor version (...)";
                   counts {created, updated, replaced, deleted};
                   unresolved null or {spoke, reason, message, fix}
-    fleet         [object]: changes of fleet-level resources (membership, wave gates)
+    fleet         [object]: changes of fleet-level resources (membership, wave gates,
+                  approval gates)
     unresolved    [{spoke, reason, message, fix}]: spokes that could not be resolved
     errors        [string]: error diagnostics that name no spoke
     warnings      [string]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.resource_types import SPOKE_TYPE, STACK_TYPE
+from core.resource_types import APPROVAL_GATE, SPOKE_TYPE, STACK_TYPE
 from review.fields import FieldChange, object_diff
 from review.resources import CRD_TYPE, NAMESPACE_TYPE, Resource, resource
 from review.versions import COMPONENTS, VersionChange, commonest, component_of
@@ -37,9 +37,12 @@ CATEGORIES = {
     "namespaces": "Namespace deletions",
     "crds": "CRD changes",
     "versions": "Version steps",
+    "approvals": "Waits for approval",
 }
 _SPOKE_ERROR = re.compile(r"(?:error: )?spoke '([^']+)': ([A-Z][A-Za-z]+): (.*)", re.DOTALL)
 _FIX = ". Fix: "
+# What the Python SDK puts before the error a dynamic resource's step raised.
+_SDK_WORDING = "Exception calling application: "
 # Pulumi's own last line of every failed program; the errors before it say why.
 _PROGRAM_FAILED = "an unhandled error occurred: program exited with non-zero exit code"
 _OP_ORDER = {op: i for i, op in enumerate(("deleted", "replaced", "created", "updated"))}
@@ -187,7 +190,7 @@ def _diagnostics(diagnostics: Iterable[Mapping[str, Any]]) \
             text, _, fix = m[3].partition(_FIX)
             unresolved.setdefault(m[1], Unresolved(m[1], m[2], text.strip(), fix.strip()))
             continue
-        message = message.removeprefix("error: ")
+        message = message.removeprefix("error: ").removeprefix(_SDK_WORDING)
         if d.get("urn"):
             message = f"{resource({'urn': d['urn']}).label}: {message}"
         if message not in errors:
@@ -258,6 +261,24 @@ def _object_problems(spoke: str | None, objects: list[ObjectChange],
     return out
 
 
+def approvals(steps: Iterable[Mapping[str, Any]]) -> list[Problem]:
+    """The waves a run applies only when a person approved them: those whose approval
+    gate (components.approval_gate) the preview plans to create or update."""
+    out = []
+    for step in steps:
+        new = step.get("newState") or {}
+        if new.get("type") != APPROVAL_GATE.type or step.get("op") not in ("create", "update"):
+            continue
+        inputs = new.get("inputs") or {}
+        wave = str(inputs.get("wave"))
+        spokes = [str(n) for n in inputs.get("spokes") or []]
+        out.append(Problem("approvals", None, (
+            f"wave '{wave}' changes {len(spokes)} spoke(s): `pulumi up` applies the waves "
+            f"before it, then waits for a person's approval (KNATIVE_FLEET_APPROVE={wave}, "
+            f"or python -m runner up --approve {wave})"), tuple(spokes)))
+    return sorted(out, key=lambda p: p.text)
+
+
 def summarise(document: Mapping[str, Any], exit_code: int = 0,
               stack: str | None = None) -> Summary:
     """The summary of one `pulumi preview --json` document."""
@@ -289,6 +310,7 @@ def summarise(document: Mapping[str, Any], exit_code: int = 0,
     for spoke in spokes:
         problems += _problems(spoke)
     problems += _object_problems(None, fleet)
+    problems += approvals(steps)
     problems.sort(key=lambda p: list(CATEGORIES).index(p.category))
     unchanged = sorted(set(outputs) - set(names), key=natural)
     same = int((document.get("changeSummary") or {}).get("same", 0))

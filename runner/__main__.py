@@ -19,8 +19,8 @@
 `destroy` stop at the first ring with a failed stack; `preview` and `refresh` report
 every ring. Before any stack runs, a run in which two stacks the pattern names (in any
 ring or shard) select one spoke is refused. Exit code 0 when every stack succeeded (and,
-for refresh, none drifted), 1 otherwise, 2 when the stacks cannot be chosen as asked or
-overlap. See docs/runner.md.
+for refresh, none drifted), 3 when every stack that did not succeed waits for approval,
+1 otherwise, 2 when the stacks cannot be chosen as asked or overlap. See docs/runner.md.
 """
 
 from __future__ import annotations
@@ -89,7 +89,11 @@ def parser() -> argparse.ArgumentParser:
                                  "review --out DIR/<stack>); refuse it otherwise")
                 cmd.add_argument("--rollback-on-failure", action="store_true",
                                  help="when a ring fails, return its failed stacks to the "
-                                 "config of their last successful update")
+                                 "config of their last successful update (not a stack "
+                                 "waiting for approval; not across a Knative version)")
+                cmd.add_argument("--retry-rolled-back", action="store_true",
+                                 help="apply a config that failed and was rolled back, "
+                                 "unchanged, once more (refused without it)")
         cmd.add_argument("--ring", type=int, action="append", metavar="N",
                          help="only the stacks of ring N (repeat for several rings)")
         cmd.add_argument("--parallel", type=_positive, default=4, metavar="N",
@@ -189,23 +193,25 @@ def run_operation(args: argparse.Namespace, out: Callable[[str], Any]) -> int:
     def run_ring(ring: plan.Ring) -> dict:
         out(f"ring {ring.number}: {', '.join(ring.names)}")
         return execution.run_ring(ring, args.command, project_dir, log_dir, args.parallel,
-                                  board, out, reviewed=reviewed.resolve() if reviewed else None)
+                                  board, out, reviewed=reviewed.resolve() if reviewed else None,
+                                  retry_rolled_back=getattr(args, "retry_rolled_back", False))
 
     rollout = plan.run_rollout(args.command, ordered, run_ring)
     document = summary.to_json(rollout, str(log_dir))
     rolled_back = None
-    if getattr(args, "rollback_on_failure", False) and rollout.failed:
+    failed = summary.to_roll_back(rollout)
+    if getattr(args, "rollback_on_failure", False) and failed:
         ring = plan.Ring(rollout.stopped_at or 0, tuple(
-            s for r in ordered for s in r.stacks
-            if s.name in {f.stack for f in rollout.failed}))
+            s for r in ordered for s in r.stacks if s.name in {f.stack for f in failed}))
         out(f"rolling back the failed stacks of ring {ring.number}: {', '.join(ring.names)}")
         rolled_back = execution.run_ring(ring, "rollback", project_dir, log_dir,
                                          args.parallel, board, out)
         document["rolledBack"] = {n: r.to_json() for n, r in rolled_back.items()}
     (log_dir / "summary.json").write_text(json.dumps(document, indent=2) + "\n")
     out(summary.render(rollout, str(log_dir)))
-    if rolled_back is not None:
-        out(summary.render_rollback(rolled_back))
+    waiting = [r.stack for r in rollout.failed if r.waiting_approval]
+    if rolled_back is not None or (getattr(args, "rollback_on_failure", False) and waiting):
+        out(summary.render_rollback(rolled_back or {}, waiting))
     if args.json:
         print(json.dumps(document, indent=2))
     return summary.exit_code(rollout)

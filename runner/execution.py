@@ -31,7 +31,8 @@ def log_path(log_dir: Path, stack: str) -> Path:
 
 def run_ring(ring: Ring, operation: str, project_dir: Path, log_dir: Path, parallel: int,
              board: Board, write: Callable[[str], Any] = print,
-             reviewed: Path | None = None) -> dict[str, StackResult]:
+             reviewed: Path | None = None,
+             retry_rolled_back: bool = False) -> dict[str, StackResult]:
     """Runs every stack of the ring; returns each one's result. Raises
     `plan.Interrupted` (with the results so far) after a Ctrl-C."""
     ctx = multiprocessing.get_context("spawn")
@@ -46,7 +47,7 @@ def run_ring(ring: Ring, operation: str, project_dir: Path, log_dir: Path, paral
                 stack = pending.pop(0)
                 job = worker.Job(stack.name, ring.number, operation, str(project_dir),
                                  str(log_path(log_dir, stack.name)),
-                                 str(reviewed) if reviewed else None)
+                                 str(reviewed) if reviewed else None, retry_rolled_back)
                 proc = ctx.Process(target=worker.main, args=(job, messages),
                                    name=f"runner-{stack.name}")
                 proc.start()

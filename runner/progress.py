@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from review.resources import resource, urn_name
-from runner.results import FAILED, SUCCEEDED, StackResult, spokes_in_errors
+from runner.results import FAILED, SUCCEEDED, StackResult, reason, spokes_in_errors
 
 if TYPE_CHECKING:  # the SDK is loaded in the stacks' processes, not in the runner's
     from pulumi.automation import EngineEvent
@@ -96,7 +96,7 @@ class StackProgress:
         elif event.diagnostic_event is not None:
             diag = event.diagnostic_event
             if diag.severity == "error":
-                text = diag.message.strip()
+                text = reason(diag.message)
                 if text and text not in self.errors:
                     self.errors.append(text)
                 if diag.urn:

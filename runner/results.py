@@ -32,6 +32,11 @@ NOT_RUN: Status = "not-run"
 UNCHANGED_OPS = frozenset({"same", "read"})
 
 _SPOKE_ERROR = re.compile(r"spoke '([a-z0-9][a-z0-9-]*)': [A-Z][A-Za-z]+:")
+# A failed wave names each spoke that failed it on a line of its own (lifecycle.wave_gate).
+_WAVE_SPOKE = re.compile(r"^\s+spoke '([a-z0-9][a-z0-9-]*)': ", re.MULTILINE)
+# What the SDK and the engine put before a failed step's own reason.
+_WRAPPERS = ("error: ", "update failed: ", "create failed: ", "delete failed: ",
+             "Exception calling application: ")
 
 
 @dataclass
@@ -85,10 +90,17 @@ class StackResult:
         }
 
 
+# The engine's own last words on a failed run; the lines before them say why.
+_GENERIC = ("update failed", "preview failed", "destroy failed",
+            "an unhandled error occurred: program exited with non-zero exit code")
+
+
 def _run_errors(error: str) -> list[str]:
-    """The run-level error lines of a stack's error text (not the spokes' own)."""
+    """The run-level error lines of a stack's error text (not the spokes' own, not the
+    engine's generic ones)."""
     return [line for line in error.splitlines()
-            if line.strip() and not line.lstrip().startswith("spoke ")]
+            if line.strip() and not line.lstrip().startswith("spoke ")
+            and not line.strip().startswith(_GENERIC)]
 
 
 def not_run(stack: str, ring: int, operation: str, why: str) -> StackResult:
@@ -107,8 +119,23 @@ def unhealthy_spokes(spokes: Mapping[str, Any]) -> list[str]:
 
 
 def spokes_in_errors(messages: Iterable[str]) -> list[str]:
-    """Spokes named by the program's resolution errors (`spoke 'x': Reason: ...`)."""
-    return sorted({m for text in messages for m in _SPOKE_ERROR.findall(text)})
+    """Spokes named by the program's resolution errors (`spoke 'x': Reason: ...`) and by
+    a failed wave (a line `  spoke 'x': why` each)."""
+    return sorted({m for text in messages
+                   for m in _SPOKE_ERROR.findall(text) + _WAVE_SPOKE.findall(text)})
+
+
+def reason(message: str) -> str:
+    """An error as its reason: without the engine's and the SDK's wrapping
+    (`error: update failed: Exception calling application: ...`)."""
+    text = message.strip()
+    while True:
+        for prefix in _WRAPPERS:
+            if text.startswith(prefix):
+                text = text[len(prefix):].lstrip()
+                break
+        else:
+            return text
 
 
 def command_error_text(exc: BaseException, tail: int = 12) -> str:

@@ -27,6 +27,13 @@ def exit_code(rollout: Rollout) -> int:
     return FAILED_EXIT
 
 
+def to_roll_back(rollout: Rollout) -> list[StackResult]:
+    """The stacks `--rollback-on-failure` rolls back: those whose update failed. A stack
+    that stopped before a wave waiting for approval applied what it was allowed to and
+    waits for a person; rolling it back would undo the approved part of the change."""
+    return [r for r in rollout.failed if not r.waiting_approval]
+
+
 def to_json(rollout: Rollout, log_dir: str | None = None) -> dict[str, Any]:
     return {
         "operation": rollout.operation,
@@ -103,15 +110,24 @@ def render(rollout: Rollout, log_dir: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def render_rollback(results: dict[str, StackResult]) -> str:
+def render_rollback(results: dict[str, StackResult],
+                    waiting: list[str] | tuple[str, ...] = ()) -> str:
     """What `--rollback-on-failure` did, stack by stack."""
     lines = ["Rollback of the failed ring:"]
     for name in sorted(results):
         r = results[name]
         if r.status == FAILED:
-            lines += _failure(r)
-        else:
+            error = (r.error or "no error text").strip().splitlines()
+            lines.append(f"  NOT rolled back  {name}: {error[0] if error else ''}")
+            lines += [f"                   {line}" for line in error[1:_ERROR_LINES]]
+            if r.log:
+                lines.append(f"                   log: {r.log}")
+        elif r.changes or (r.note or "").startswith("rolled back"):
             changes = ", ".join(f"{n} {op}" for op, n in sorted(r.changes.items()) if n)
             lines.append(f"  rolled back  {name}: {r.note}"
                          + (f"; {changes}" if changes else ""))
+        else:
+            lines.append(f"  unchanged    {name}: {r.note}")
+    for name in waiting:
+        lines.append(f"  not rolled back  {name}: it waits for approval, nothing failed")
     return "\n".join(lines)

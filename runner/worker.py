@@ -14,6 +14,7 @@ progress snapshots and, at the end, the `StackResult`, over a queue.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -24,7 +25,16 @@ from typing import Any
 
 from runner.progress import Snapshot, StackProgress, error_text, resources_after
 from runner.results import FAILED, SUCCEEDED, StackResult, command_error_text
-from runner.rollback import RollbackRefused, last_good, stack_file, write_back
+from runner.rollback import (
+    RollbackPlan,
+    RollbackRefused,
+    entries,
+    file_values,
+    plan_rollback,
+    retry_refusal,
+    stack_file,
+    write_back,
+)
 
 SEND_EVERY_S = 0.5
 
@@ -38,6 +48,8 @@ class Job:
     log_path: str
     # `up` only when a fresh preview plans the steps of this review (report.json).
     reviewed: str | None = None
+    # `up` of a config that failed and was rolled back (runner.rollback) is allowed.
+    retry_rolled_back: bool = False
 
 
 Report = Callable[[Snapshot], None]
@@ -137,12 +149,14 @@ def run(job: Job, report: Report) -> StackResult:
             if job.operation == "rollback":
                 changes, note = _rollback(stack, common, job, log)
             else:
+                if job.operation == "up" and not job.retry_rolled_back:
+                    _refuse_rolled_back(stack, job)
                 note = _check_reviewed(job, log) if job.reviewed else None
                 changes = _OPERATIONS[job.operation](stack, common)
             status, error = SUCCEEDED, None
         except auto.CommandError as exc:
             status, error, note = FAILED, _error_text(progress, exc), None
-        except (RollbackRefused, NotReviewed) as exc:
+        except (RollbackRefused, NotReviewed, RolledBack) as exc:
             status, error, changes, note = FAILED, str(exc), {}, None
         send(force=True)
         return StackResult(
@@ -192,51 +206,52 @@ def _refresh(stack: Any, common: dict) -> dict[str, int]:
 
 
 class NotReviewed(Exception):  # noqa: N818 - what the stack's result says
-    """A fresh preview plans other steps than the review the run was given."""
+    """The stack has no review with a plan to hold its `up` to."""
 
 
 def _check_reviewed(job: Job, log: _Log) -> str:
-    """Refuses the `up` unless a fresh preview plans the reviewed steps
-    (review/plan_digest.py); the differences go into the error."""
-    from review import preview
-    from review.plan_digest import differences, plan_digest, planned_steps, steps_of
-
+    """Holds the `up` to the stack's review: the program compares its own plan with the
+    review's before it registers anything (KNATIVE_FLEET_REVIEWED, fleet.reviewed) and
+    fails with nothing changed when they differ."""
     path = Path(job.reviewed) / job.stack / "report.json"  # type: ignore[arg-type]
     try:
-        reviewed = steps_of(json.loads(path.read_text(encoding="utf-8"))["plan"])
+        plan = json.loads(path.read_text(encoding="utf-8"))["plan"]
+        digest = plan["digest"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise NotReviewed(f"no review with a plan for this stack at {path} ({exc}); "
                           "review it with python -m review --stack "
                           f"{job.stack} --out {Path(job.reviewed) / job.stack}") from None
-    got = preview.run(job.stack, cwd=job.project_dir)
-    if got.exit_code != 0:
-        raise NotReviewed("the fresh preview before `up` failed; nothing was applied")
-    fresh = planned_steps(got.document)
-    if fresh != reviewed:
-        lines = differences(reviewed, fresh)
-        log.write("# the fresh preview plans other steps than the review:\n" + "\n".join(lines))
-        raise NotReviewed(
-            f"the fresh preview plans other steps than the review ({plan_digest(fresh)}, "
-            f"reviewed {plan_digest(reviewed)}); nothing was applied. Review the stack "
-            "again:\n" + "\n".join(lines))
-    return f"the reviewed plan ({plan_digest(fresh)}, {len(fresh)} steps)"
+    os.environ["KNATIVE_FLEET_REVIEWED"] = str(path.resolve())  # this stack's process only
+    log.write(f"# the run is held to the review {path} ({digest})")
+    return f"the reviewed plan ({digest})"
+
+
+class RolledBack(Exception):  # noqa: N818 - what the stack's result says
+    """The config about to be applied failed and was rolled back (runner.rollback)."""
+
+
+def _refuse_rolled_back(stack: Any, job: Job) -> None:
+    """Refuses an `up` of a config that failed and was rolled back, unless a person
+    asked for it again (--retry-rolled-back)."""
+    history = entries(stack.history(page_size=50, show_secrets=False))
+    why = retry_refusal(history, file_values(stack_file(Path(job.project_dir), job.stack)))
+    if why:
+        raise RolledBack(why)
 
 
 def _rollback(stack: Any, common: dict, job: Job, log: _Log) -> tuple[dict[str, int], str]:
     """The stack back on the config of its newest successful update, if its newest
-    update failed (runner.rollback)."""
-    newest_failed, target = last_good(stack.history(page_size=50, show_secrets=False))
-    if not newest_failed:
-        return {}, "its newest update succeeded: nothing to roll back"
-    if target is None:
-        raise RollbackRefused("no successful update in its history to return to; fix its "
-                              "config and run up, or destroy it")
-    changed = write_back(stack_file(Path(job.project_dir), job.stack), target)
-    log.write(f"# rolled back to the config of update {target.version} ({target.when}): "
-              f"{', '.join(changed) or 'no key'} changed")
-    changes = _up(stack, common)
-    return changes, (f"rolled back to the config of update {target.version} "
-                     f"({target.when}; {', '.join(changed) or 'no key'} changed)")
+    update failed (runner.rollback); the update's message records what was rolled
+    back, so that `up` does not apply it again unchanged."""
+    plan = plan_rollback(entries(stack.history(page_size=50, show_secrets=False)))
+    if not isinstance(plan, RollbackPlan):
+        return {}, plan
+    changed = write_back(stack_file(Path(job.project_dir), job.stack), plan.target)
+    what = f"{', '.join(changed) or 'no key'} changed"
+    log.write(f"# {plan.message} ({what})")
+    changes = _ops(stack.up(show_secrets=False, message=plan.message,
+                            **common).summary.resource_changes)
+    return changes, f"rolled {plan.summary}; {what}; {plan.failed.label} failed"
 
 
 _OPERATIONS: dict[str, Callable[[Any, dict], dict[str, int]]] = {

@@ -22,12 +22,18 @@ import yaml
 
 from config.fleet import parse_fleet_config
 from config.stack_config import read_stack_config, stack_file_values, values_getter
-from config.stack_owner import BACKEND_ENV, owner_identity
 from core.errors import ConfigError
-from core.names import OWNER_ANNOTATION
-from core.settings import settings
+from core.resource_types import STACK_TYPE
 from fleet import plan_fleet
 from fleet.plan import FleetPlan
+from ownership.identity import (
+    BACKEND_ENV,
+    OWNER_ID_OUTPUT,
+    StackIdentity,
+    new_id,
+    owner_name,
+)
+from ownership.records import record_of
 from review.markdown import LIMIT, render
 from review.offline.inventory import UNKNOWN_VERSION, OfflineInventory
 from review.offline.preview import failed_document, preview_document
@@ -77,29 +83,30 @@ def project_name(root: Path = REPO) -> str:
     return str(doc.get("name") or "knative-fleet")
 
 
-def recorded_owner(state: LastState) -> str | None:
-    """The owner identity the last run recorded on the install anchors."""
+def stack_owner(state: LastState, project: str, stack: str,
+                env: Mapping[str, str] | None = None) -> StackIdentity | None:
+    """This stack's identity as the program reads it: the id the state keeps (its
+    `ownerId` output, else the anchors' record), the name from PULUMI_BACKEND_URL (a
+    self-managed backend's organization), else the one the anchors record; None when
+    neither is known."""
+    env = os.environ if env is None else env
+    saved: str | None = None
+    recorded: str | None = None
     for res in state.resources.values():
+        if res.get("type") == STACK_TYPE:
+            saved = (res.get("outputs") or {}).get(OWNER_ID_OUTPUT) or saved
         annotations = (((res.get("inputs") or {}).get("metadata") or {})
                        .get("annotations") or {})
-        value = annotations.get(OWNER_ANNOTATION) if isinstance(annotations, dict) else None
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def stack_owner(state: LastState, project: str, stack: str,
-                env: Mapping[str, str] | None = None) -> str | None:
-    """This stack's identity as the program computes it: the one recorded in the state,
-    else from PULUMI_BACKEND_URL (a self-managed backend's organization), else None."""
-    env = os.environ if env is None else env
-    recorded = recorded_owner(state)
-    if recorded:
-        return recorded
+        record = record_of(annotations) if isinstance(annotations, dict) else None
+        if record is not None:
+            saved = saved or record.owner_id
+            recorded = recorded or record.owner_name
     url = env.get(BACKEND_ENV)
-    if url and not url.startswith(("https://", "http://")):
-        return owner_identity(url, DIY_ORGANIZATION, project, stack)
-    return None
+    name = (owner_name(url, DIY_ORGANIZATION, project, stack)
+            if url and not url.startswith(("https://", "http://")) else recorded)
+    if name is None:
+        return None
+    return StackIdentity(saved, name) if saved else StackIdentity(new_id(), name, saved=False)
 
 
 def unknowns(plan: FleetPlan | None, state: LastState, inventory: OfflineInventory
@@ -143,7 +150,7 @@ def unknowns(plan: FleetPlan | None, state: LastState, inventory: OfflineInvento
 
 
 def review_offline(stack: str, config_file: Path, profiles: Path, state_file: Path,
-                   owner: str | None = None, root: Path = REPO) -> OfflineReview:
+                   owner: StackIdentity | None = None, root: Path = REPO) -> OfflineReview:
     """The review of the stack's config against its last state; reads files only."""
     state = LastState.load(state_file)
     snapshot = ProfileSnapshot.load(profiles)
@@ -154,7 +161,7 @@ def review_offline(stack: str, config_file: Path, profiles: Path, state_file: Pa
     try:
         cfg = parse_fleet_config(read_stack_config(config_getter(config_file)))
         inventory = OfflineInventory(snapshot, state, cfg.provider_file)
-        plan = plan_fleet(cfg, inventory, owner=owner, approved=settings().approved_waves)
+        plan = plan_fleet(cfg, inventory, owner=owner)
         document = preview_document(plan, state, project, stack,
                                     known_connection=inventory.providers is not None)
     except ConfigError as exc:

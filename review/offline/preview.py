@@ -23,6 +23,7 @@ from typing import Any
 from core.resource_types import (
     AGGREGATED_ROLE_GUARD,
     AGGREGATED_ROLE_SWEEP,
+    APPROVAL_GATE,
     MEMBERSHIP,
     MEMBERSHIP_NAME,
     PROVIDER_KEYS,
@@ -219,7 +220,7 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
     owner = install.owner_guard
     if owner is not None:
         ops.append(_dynamic(walk, SPOKE_OWNER_GUARD, owner.name, spoke_urn,
-                            {"id": owner.name, "owner": owner.owner,
+                            {"id": owner.name, "owner": owner.owner, "ownerId": owner.owner_id,
                              "anchors": sorted(owner.anchors), "spokeUrn": spoke_urn,
                              **common}))
     return ops
@@ -228,6 +229,21 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
 def _anchor_of(component: ComponentInstall) -> str:
     return next(o.object_name for s in component.stages for o in s.objects
                 if o.role is Role.ANCHOR)
+
+
+# Steps after which a resource has another uid. The gate's `changes` digests the batch's
+# uids and resourceVersions as a preview sees them: an update's dry run keeps both, so
+# only a created or replaced object makes it unknown (and the gate an update).
+_NEW_UID = frozenset({"create", "replace", "create-replacement"})
+
+
+def _approval(walk: _Walk, step: Any) -> None:
+    """The approval gate in front of a wave (components.approval_gate): its digest is the
+    plan's own, so it changes exactly as the live run's does."""
+    approval = step.approval
+    _dynamic(walk, APPROVAL_GATE, approval.gate, None,
+             {"wave": step.name, "changes": approval.changes,
+              "spokes": list(approval.spokes), "later": list(step.later)})
 
 
 def _gate(walk: _Walk, plan: FleetPlan, step: Any, batch: Any, changed: bool) -> None:
@@ -309,6 +325,8 @@ def preview_document(plan: FleetPlan, state: LastState, project: str, stack: str
     if not _membership(walk, plan):
         return _document(walk)
     for step in plan.waves:
+        if step.started and step.approval is not None:
+            _approval(walk, step)
         for batch in step.batches:
             changed = False
             for name in batch.spokes:
@@ -316,7 +334,7 @@ def preview_document(plan: FleetPlan, state: LastState, project: str, stack: str
                 if spoke.install is None:
                     continue
                 ops = _spoke(walk, spoke)
-                changed |= any(op != "same" for op in ops)
+                changed |= any(op in _NEW_UID for op in ops)
                 if plan.shows_waves:
                     walk.diagnostics.append({
                         "severity": "info", "urn": walk.urn(SPOKE_TYPE, name, None),

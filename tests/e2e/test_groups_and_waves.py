@@ -2,8 +2,10 @@
 the waves need, at half the objects): one group selects every spoke by label, two waves
 (the canary, then the rest) install everything; a change that can never become healthy
 stops after the canary and leaves the main ring exactly as it was; reverting converges;
-a wave that needs approval waits for it, its spokes untouched, and the approved run
-completes;
+a wave that needs approval gates its own changes only: a change outside it is
+previewed, reviewed and applied without approval, a change inside it is reviewed as
+waiting, stops before it with its spokes untouched, and the approved `up` held to that
+review completes;
 a relabelled spoke fails the run and keeps its objects; with `whenDeselected: Uninstall`
 it is uninstalled without leaks; a new matching ClusterProfile is installed by the next
 `pulumi up`.
@@ -12,14 +14,19 @@ The tests share one stack and run in file order."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kubernetes import client
 
 from lab.fleet import FleetStack
 from lab.handle import Lab, ensure_lab
+from lab.paths import REPO
 from lab.register import PROFILE_NAMESPACE
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
@@ -149,43 +156,107 @@ def test_reverting_the_change_converges_every_spoke(world: dict) -> None:
     assert changed_spokes(steps) == {}
 
 
-def test_a_wave_that_needs_approval_waits_for_it(world: dict) -> None:
-    """Three waves, the last one `approval: Required`: the first `up` applies the first
-    two and stops with the last one waiting, its spokes untouched; the approved `up`
-    completes."""
+APPROVAL_WAVES = {"waves": [
+    *rollout()["waves"][:1],
+    {"name": "early", "timeout": "5m", "selector": {"matchLabels": {"approval-test": "early"}}},
+    {"name": "main", "timeout": "5m", "approval": "Required"}]}
+
+
+def review(world: dict, out: Path) -> tuple[int, dict, str]:
+    """`python -m review` of the stack, without any approval: (exit, report.json, md)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "review", "--stack", world["stack"].stack, "--out", str(out)],
+        cwd=REPO, env={k: v for k, v in world["stack"].env.items()
+                       if k != "KNATIVE_FLEET_APPROVE"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200)
+    return (proc.returncode, json.loads((out / "report.json").read_text()),
+            (out / "report.md").read_text())
+
+
+def approvals(report: dict) -> list[dict]:
+    return [p for p in report["needsHuman"] if p["category"] == "approvals"]
+
+
+def up_as(world: dict, approve: str | None = None, reviewed: Path | None = None):
+    """`pulumi up`, approved for `approve`, held to the review `reviewed` as `make apply
+    REVIEWED=...` holds it (KNATIVE_FLEET_REVIEWED)."""
+    stack = world["stack"]
+    extra = {"KNATIVE_FLEET_APPROVE": approve or "",
+             "KNATIVE_FLEET_REVIEWED": str(reviewed) if reviewed else ""}
+    saved = dict(stack.env)
+    stack.env.update(extra)
+    try:
+        return stack.up()
+    finally:
+        stack.env.clear()
+        stack.env.update(saved)
+
+
+def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
+        world: dict, tmp_path: Path) -> None:
+    """Three waves, the last one `approval: Required`. Once the wave's state is recorded
+    (the first, approved run), a change outside it is previewed, reviewed and applied
+    without any approval; a change inside it is previewed and reviewed as waiting, its
+    `up` without approval applies the waves before it and stops with the wave's spokes
+    untouched (nothing deleted), and the approved `up` of that review, held to it,
+    applies exactly what it showed."""
     stack, apis = world["stack"], world["apis"]
     relabel(world["lab"], "spoke-2", {"approval-test": "early"})
+    waiting = ("spoke-3", "spoke-4")
     try:
+        stack.configure([], groups=[group()], rollout=APPROVAL_WAVES)
+        res = up_as(world, approve="main")
+        assert res.ok, res.out
+        # A change outside the waiting wave: the canary's own entry.
+        canary = {"name": "spoke-1", "clusterProfileRef": {"name": "spoke-1",
+                                                           "namespace": PROFILE_NAMESPACE},
+                  "serving": {"version": "1.23", "config": ONE_KEY}}
+        stack.configure([canary], groups=[group()], rollout=APPROVAL_WAVES)
+        assert stack.preview().ok
+        code, report, _ = review(world, tmp_path / "outside")
+        assert code == 0 and not approvals(report), report["needsHuman"]
+        assert [s["name"] for s in report["spokes"]] == ["spoke-1"], report["spokes"]
+        res = up_as(world)
+        assert res.ok, res.out
+        assert scale_to_zero(apis["spoke-1"]) == "false"
+
+        # A change inside it: previewed and reviewed as waiting for approval.
         stack.configure([], groups=[group({"version": "1.23", "config": ONE_KEY})],
-                        rollout={"waves": [
-                            *rollout()["waves"][:1],
-                            {"name": "early", "timeout": "5m",
-                             "selector": {"matchLabels": {"approval-test": "early"}}},
-                            {"name": "main", "timeout": "5m", "approval": "Required"}]})
-        waiting = ("spoke-3", "spoke-4")
+                        rollout=APPROVAL_WAVES)
+        preview = stack.preview()
+        assert preview.ok, preview.out
+        code, report, text = review(world, tmp_path / "inside")
+        assert code == 0, text
+        [waits] = approvals(report)
+        assert waits["objects"] == list(waiting), waits
+        assert "wave 'main' changes 2 spoke(s)" in waits["text"], waits
+        assert "Waits for approval" in text and "KNATIVE_FLEET_APPROVE=main" in text, text
+        assert {s["name"] for s in report["spokes"]} == {"spoke-2", *waiting}
+        reviewed = tmp_path / "inside" / "report.json"
+
         before = {n: managed_versions(apis[n]) for n in waiting}
-        res = stack.up()
+        res = up_as(world, reviewed=reviewed)
         assert not res.ok, res.out
-        assert "wave 'main' waits for approval" in res.out, res.out
+        assert "wave 'main' waits for approval: its spokes (spoke-3, spoke-4) change" \
+            in res.out, res.out
         assert "KNATIVE_FLEET_APPROVE=main" in res.out, res.out
-        out = stack.outputs()
-        assert {n: w["status"] for n, w in out["waves"].items()} == {
-            "canary": "Completed", "early": "Completed", "main": "WaitingForApproval"}
         assert {n: scale_to_zero(apis[n]) for n in RINGS} == {
             "spoke-1": "false", "spoke-2": "false", "spoke-3": None, "spoke-4": None}
         assert {n: managed_versions(apis[n]) for n in waiting} == before
-        stack.env["KNATIVE_FLEET_APPROVE"] = "main"
-        try:
-            res = stack.up()
-        finally:
-            del stack.env["KNATIVE_FLEET_APPROVE"]
+
+        # The approved `up` of that review plans what the review showed, and lands.
+        res = up_as(world, approve="main", reviewed=reviewed)
         assert res.ok, res.out
+        assert "the reviewed plan (sha256:" in res.out, res.out
         assert {n: w["status"] for n, w in stack.outputs()["waves"].items()} == {
             "canary": "Completed", "early": "Completed", "main": "Completed"}
         assert {scale_to_zero(apis[n]) for n in RINGS} == {"false"}
+        _, steps = stack.preview_steps()
+        assert changed_spokes(steps) == {}
     finally:
         relabel(world["lab"], "spoke-2", {"approval-test": None})
         configure(world)
+        up_as(world, approve="main")
 
 
 def scale_to_zero(api: client.ApiClient) -> str | None:

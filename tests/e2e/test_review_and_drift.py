@@ -1,14 +1,17 @@
 """The PR review report and the drift check on the lab, real engine: the report of a
-new spoke, a no-op, a config change on one spoke, the reviewed change applied through
-`make apply` while a change pushed after the review is refused, a minor upgrade of two spokes, a
-removed spoke and an unreachable spoke, each with its key lines; three hand edits on one
-spoke reported with spoke, object and field, repaired, the untouched spoke clean.
+new spoke, a no-op, a config change on one spoke, the reviewed change applied by a
+`pulumi up` held to the review while a stack-file edit, a ClusterProfile relabel and a
+release file changed after the review are each refused by that `up` with nothing
+applied, a minor upgrade of two spokes, a removed spoke and an unreachable spoke, each
+with its key lines; three hand edits on one spoke reported with spoke, object and field,
+repaired, the untouched spoke clean.
 
 The tests share one stack (Serving only: the reports need nothing more) in file order."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import uuid
@@ -20,7 +23,10 @@ from kubernetes import client
 
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
-from lab.paths import REPO
+from lab.paths import RELEASES, REPO
+from lab.register import PROFILE_NAMESPACE
+from lab.stack import Result
+from tests.support.topology import relabel
 
 pytestmark = pytest.mark.e2e
 DOMAIN = "{{.Name}}.{{.Namespace}}.review.example"
@@ -95,43 +101,96 @@ def test_a_config_change_on_one_spoke(world: dict) -> None:
     assert "| spoke-1" in report and "| spoke-2" not in report, report
 
 
-def test_the_reviewed_change_lands_and_a_change_pushed_after_it_is_refused(
-        world: dict) -> None:
+LABEL = "knative-fleet.test/review-group"
+
+
+def reviewed_up(world: dict, report: Path) -> Result:
+    """`pulumi up` held to the review, as `make apply REVIEWED=...` runs it."""
+    stack = world["stack"]
+    stack.env["KNATIVE_FLEET_REVIEWED"] = str(report)
+    try:
+        return stack.up()
+    finally:
+        del stack.env["KNATIVE_FLEET_REVIEWED"]
+
+
+def domain(world: dict) -> str | None:
+    network = client.CoreV1Api(world["s1"]).read_namespaced_config_map(
+        "config-network", "knative-serving").data or {}
+    return network.get("domain-template")
+
+
+def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_by_the_up(
+        world: dict, lab: Lab, tmp_path: Path) -> None:
+    """The review records the program's plan; `pulumi up` held to it (KNATIVE_FLEET_REVIEWED)
+    refuses, before it registers anything, each change made after the review: the stack
+    file, a ClusterProfile's labels, a release file at the release base; then applies
+    the reviewed plan, and refuses a review of another stack."""
+    mirror = tmp_path / "releases"
+    shutil.copytree(RELEASES, mirror)
+    group = {"name": "rv", "namespace": PROFILE_NAMESPACE,
+             "selector": {"matchLabels": {LABEL: "yes"}}, "serving": {"version": "1.22"}}
     reviewed = [spoke("spoke-1", config={"network": {"domain-template": DOMAIN}}),
                 spoke("spoke-2")]
-    code, report, data = review(world, reviewed)
-    assert code == 0, report
-    assert data["plan"]["digest"].startswith("sha256:") and data["plan"]["steps"], data
-    assert data["plan"]["digest"] in report, report
-    report_json = world["out"] / f"reviewed-{uuid.uuid4().hex[:4]}.json"
-    report_json.write_text(json.dumps(data))
+
+    def configure(fleet: list[dict]) -> None:
+        world["stack"].configure(fleet, groups=[group], releaseBase=f"file://{mirror}")
+
+    configure(reviewed)
+    code, printed, out = run_tool(world, "review")
+    data = json.loads(Path(out, "report.json").read_text())
+    assert code == 0, printed
+    plan = data["plan"]
+    assert plan["stack"] == data["stack"] == world["stack"].stack, plan
+    assert plan["digest"].startswith("sha256:") and "spoke spoke-1" in plan["parts"], plan
+    assert plan["digest"] in Path(out, "report.md").read_text()
+    report = Path(out, "report.json")
+    before = domain(world)
+    history = len(world["stack"].history())
+
+    def refused(why: str) -> None:
+        res = reviewed_up(world, report)
+        assert not res.ok, res.out
+        assert "plans other changes than the review" in res.out, (why, res.out)
+        assert "nothing was registered or changed" in res.out, (why, res.out)
+        assert domain(world) == before, why
+        latest = world["stack"].history()[0]
+        assert not {op: n for op, n in (latest.get("resourceChanges") or {}).items()
+                    if op != "same" and n}, (why, latest)
+
     other = "{{.Name}}.{{.Namespace}}.pushed.example"
-    world["stack"].configure(
-        [spoke("spoke-1", config={"network": {"domain-template": other}}), spoke("spoke-2")])
-    refused = apply(world, report_json)
-    assert refused.returncode != 0, refused.stdout
-    assert "plans other steps than the review" in refused.stdout, refused.stdout
-    assert ("planned with other values than reviewed: update kubernetes:core/v1:ConfigMap "
-            in refused.stdout and "config-network" in refused.stdout), refused.stdout
-    assert "pulumi up" not in refused.stdout.split("refusing", 1)[1], refused.stdout
-    network = client.CoreV1Api(world["s1"]).read_namespaced_config_map(
-        "config-network", "knative-serving").data or {}
-    assert network.get("domain-template") != other
+    configure([spoke("spoke-1", config={"network": {"domain-template": other}}),
+               spoke("spoke-2")])
+    refused("a stack file edited after the review")
+    configure(reviewed)
+
+    relabel(lab, "spoke-2", {LABEL: "yes"})
+    try:
+        refused("a ClusterProfile relabelled after the review")
+    finally:
+        relabel(lab, "spoke-2", {LABEL: None})
+
+    core = next(mirror.rglob("knative-v1.22.1/serving-core.yaml"))
+    original = core.read_bytes()
+    core.chmod(0o644)
+    core.write_bytes(original + b"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                     b"  name: added-after-review\n  namespace: knative-serving\n")
+    try:
+        refused("a release file changed at the release base after the review")
+    finally:
+        core.write_bytes(original)
+
+    assert len(world["stack"].history()) == history + 3
+    applied = reviewed_up(world, report)
+    assert applied.ok, applied.out
+    assert "the reviewed plan (sha256:" in applied.out, applied.out
+    assert domain(world) == DOMAIN
+    wrong = tmp_path / "other-stack.json"
+    wrong.write_text(json.dumps({**data, "stack": "another-stack"}))
+    res = reviewed_up(world, wrong)
+    assert not res.ok and "the review of stack 'another-stack'" in res.out, res.out
     world["stack"].configure(reviewed)
-    applied = apply(world, report_json)
-    assert applied.returncode == 0, applied.stdout
-    network = client.CoreV1Api(world["s1"]).read_namespaced_config_map(
-        "config-network", "knative-serving").data or {}
-    assert network.get("domain-template") == DOMAIN
-
-
-def apply(world: dict, reviewed: Path) -> subprocess.CompletedProcess:
-    """`make apply`: the fresh preview held against the review, then `pulumi up`."""
-    return subprocess.run(
-        ["make", "--no-print-directory", "apply", f"STACK={world['stack'].stack}",
-         f"REVIEWED={reviewed}"],
-        cwd=REPO, env=world["stack"].env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, timeout=1200)
+    up(world)
 
 
 def test_a_minor_upgrade_of_two_spokes(world: dict) -> None:

@@ -6,7 +6,11 @@ by label (`shard: <stack>`). The runner installs ring 1, then ring 2; a bad chan
 ring-1 stack stops the rollout there, and ring 2's spokes (their managed objects, compared
 before and after) and stacks (their update history) are left untouched; with
 `--rollback-on-failure` a ring-1 stack whose change never gets healthy goes back to its
-last successful config, every object keeping its uid; the fleet view
+last successful config, every object keeping its uid, and the summary names the spokes
+that failed it; a failed 1.22 -> 1.23 upgrade is rolled back keeping 1.23 (no
+downgrade) and the same failed config is refused by the next run; a stack that only
+waits for a wave's approval ends the run with exit code 3 and is never rolled back; the
+fleet view
 lists all eight spokes with their versions; `destroy` through the runner leaves nothing
 on any spoke but the CRDs it keeps on purpose.
 
@@ -79,6 +83,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         world = {"lab": lab, "stacks": stacks, "apis": apis, "before": before,
                  "prefix": prefix}
         configure(world, {"version": "1.23"})
+        configure(world, {"version": "1.22"}, only="r1-b")
         yield world
     finally:
         for stack in stacks.values():
@@ -126,7 +131,8 @@ def test_the_fleet_view_lists_every_spoke_with_its_version(fleet: dict) -> None:
     assert code == 0, doc
     seen = {sp["spoke"]: (s["stack"], s["ring"], sp["serving"], sp["ready"])
             for s in doc["stacks"] for sp in s["spokes"]}
-    assert seen == {spoke: (name(fleet, shard), ring, "1.23.0", True)
+    assert seen == {spoke: (name(fleet, shard), ring,
+                            "1.22.1" if shard == "r1-b" else "1.23.0", True)
                     for shard, (ring, spokes) in SHARDS.items() for spoke in spokes}
 
 
@@ -135,6 +141,126 @@ def ring2_state(fleet: dict) -> tuple[dict, dict]:
     and after a run that never touched ring 2."""
     return ({s: len(fleet["stacks"][s].history()) for s in ("r2-a", "r2-b")},
             {s: managed_versions(fleet["apis"][s]) for s in RING2})
+
+
+def serving_versions(api: client.ApiClient) -> set[str]:
+    """The `app.kubernetes.io/version` of the spoke's Serving Deployments."""
+    return {d.metadata.labels.get("app.kubernetes.io/version")
+            for d in client.AppsV1Api(api).list_namespaced_deployment(
+                "knative-serving").items}
+
+
+def test_a_failed_upgrade_is_rolled_back_without_a_downgrade_and_not_applied_again(
+        fleet: dict) -> None:
+    """r1-b goes 1.22 -> 1.23 with a change that never gets healthy. The rollback returns
+    to the last good config but keeps 1.23 (Knative does not support downgrades): the
+    spokes run 1.23, healthy again, and the summary says so. The next run of the same
+    failed config is refused, nothing applied, until the config changes."""
+    stack = fleet["stacks"]["r1-b"]
+    spokes = SHARDS["r1-b"][1]
+    ring2_before = ring2_state(fleet)
+    broken = {"version": "1.23", "workloads": [
+        {"name": "controller", "nodeSelector": BROKEN_SELECTOR}]}
+    timeout = {"waves": [{"name": "all", "timeout": "30s"}]}
+
+    def configure_broken() -> None:
+        stack.configure([], groups=[group("r1-b", broken)], ring=1, rollout=timeout)
+
+    configure_broken()
+    try:
+        code, doc, text = runner(fleet, "up", "--rollback-on-failure")
+        assert code == 1, text
+        assert doc["failed"] == [name(fleet, "r1-b")], doc
+        assert doc["failedSpokes"][name(fleet, "r1-b")] == spokes, doc["failedSpokes"]
+        failed = next(s for r in doc["rings"] for s in r["stacks"]
+                      if s["stack"] == name(fleet, "r1-b"))
+        assert failed["error"].startswith("wave 'all' is not healthy"), failed["error"]
+        assert "Exception calling application" not in json.dumps(doc), doc
+        assert f"spokes: {', '.join(spokes)}" in text, text
+        rolled = doc["rolledBack"][name(fleet, "r1-b")]
+        assert rolled["status"] == "succeeded", rolled
+        assert rolled["note"].startswith(
+            "rolled back to the config of the update started "), rolled
+        assert "keeping Serving 1.23 of group 'r1-b' (it was 1.22): Knative does not " \
+            "support downgrades" in rolled["note"], rolled
+        assert " 0 " not in rolled["note"] and "update 0" not in text, rolled
+        for spoke in spokes:
+            api = fleet["apis"][spoke]
+            assert serving_versions(api) == {"1.23.0"}, spoke
+            controller = client.AppsV1Api(api).read_namespaced_deployment(
+                "controller", "knative-serving")
+            assert not controller.spec.template.spec.node_selector, spoke
+        latest = stack.history()[0]
+        assert (latest["kind"], latest["result"]) == ("update", "succeeded"), latest
+        assert latest["message"].startswith("knative-fleet rollback of config sha256:")
+        assert ring2_state(fleet) == ring2_before
+
+        # The same failed config again (the next push): refused, nothing applied.
+        configure_broken()
+        updates = len(stack.history())
+        code, doc, text = runner(fleet, "up")
+        assert code == 1, text
+        assert doc["failed"] == [name(fleet, "r1-b")], doc
+        refused = next(s for r in doc["rings"] for s in r["stacks"]
+                       if s["stack"] == name(fleet, "r1-b"))
+        assert refused["error"].startswith("refused: this config"), refused
+        assert "--retry-rolled-back" in refused["error"], refused
+        assert len(stack.history()) == updates
+        assert ring2_state(fleet) == ring2_before
+    finally:
+        configure(fleet, {"version": "1.23"})
+
+
+def test_a_stack_waiting_for_approval_is_not_rolled_back(fleet: dict) -> None:
+    """r1-a's second wave needs approval. A change of both its spokes with
+    --rollback-on-failure: the first wave applies it, the run stops before the second
+    (exit 3), nothing is rolled back, and ring 2 is never touched."""
+    first, second = SHARDS["r1-a"][1]
+    stack = fleet["stacks"]["r1-a"]
+    hub = client.CustomObjectsApi(fleet["lab"].hub.api())
+    label = {"metadata": {"labels": {"knative-fleet.test/wave": "first"}}}
+    hub.patch_namespaced_custom_object(GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, first,
+                                       label)
+    waves = {"waves": [
+        {"name": "first", "selector": {"matchLabels": {"knative-fleet.test/wave": "first"}}},
+        {"name": "second", "approval": "Required"}]}
+    only = ("--stacks", name(fleet, "r1-a"))
+    try:
+        stack.configure([], groups=[group("r1-a", {"version": "1.23"})], ring=1,
+                        rollout=waves)
+        code, doc, text = run_runner("up", *only, "--approve", "second", env=stack.env,
+                                     timeout=3600)
+        assert code == 0, text
+        ring2_before = ring2_state(fleet)
+        updates = len(stack.history())
+        stack.configure([], groups=[group("r1-a", {"version": "1.23", "config": {
+            "autoscaler": {"enable-scale-to-zero": "false"}}})], ring=1, rollout=waves)
+        code, doc, text = runner(fleet, "up", "--rollback-on-failure")
+        assert code == 3, text
+        assert doc["waitingApproval"] == [name(fleet, "r1-a")], doc
+        assert "rolledBack" not in doc, doc
+        assert f"not rolled back  {name(fleet, 'r1-a')}: it waits for approval" in text
+        waiting = next(s for r in doc["rings"] for s in r["stacks"]
+                       if s["stack"] == name(fleet, "r1-a"))
+        assert waiting["error"].startswith("wave 'second' waits for approval"), waiting
+        history = stack.history()
+        assert len(history) == updates + 1, history[:2]
+        assert "rollback" not in (history[0].get("message") or ""), history[0]
+        assert {s: scale_to_zero(fleet["apis"][s]) for s in (first, second)} == {
+            first: "false", second: None}
+        assert ring2_state(fleet) == ring2_before
+    finally:
+        hub.patch_namespaced_custom_object(GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, first,
+                                           {"metadata": {"labels": {
+                                               "knative-fleet.test/wave": None}}})
+        configure(fleet, {"version": "1.23"}, only="r1-a")
+        run_runner("up", *only, env=stack.env, timeout=3600)
+
+
+def scale_to_zero(api: client.ApiClient) -> str | None:
+    data = client.CoreV1Api(api).read_namespaced_config_map(
+        "config-autoscaler", "knative-serving").data or {}
+    return data.get("enable-scale-to-zero")
 
 
 def test_a_failure_in_ring_1_leaves_ring_2_untouched(fleet: dict) -> None:
@@ -179,9 +305,12 @@ def test_a_failed_ring_is_rolled_back_and_the_next_ring_is_untouched(fleet: dict
         assert code == 1, text
         assert doc["failed"] == [name(fleet, "r1-a")], doc
         assert doc["untouched"] == [name(fleet, "r2-a"), name(fleet, "r2-b")], doc
+        assert doc["failedSpokes"][name(fleet, "r1-a")] == ring1, doc["failedSpokes"]
+        assert f"spokes: {', '.join(ring1)}" in text, text
         rolled = doc["rolledBack"][name(fleet, "r1-a")]
         assert rolled["status"] == "succeeded", rolled
-        assert rolled["note"].startswith("rolled back to the config of update"), rolled
+        assert rolled["note"].startswith("rolled back to the config of the update started"), \
+            rolled
         assert "Rollback of the failed ring:" in text and "rolled back  " in text, text
         for spoke in ring1:
             controller = client.AppsV1Api(fleet["apis"][spoke]).read_namespaced_deployment(

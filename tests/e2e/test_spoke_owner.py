@@ -1,4 +1,4 @@
-"""One owner per spoke, on the lab with the real engine.
+"""One owner per spoke, on the lab with the real engine and the released Pulumi binaries.
 
 Stack A installs Serving on spoke-1 and records itself on the spoke. Stack B, selecting
 the same ClusterProfile, is refused in preview and in `up` with
@@ -22,13 +22,12 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from kubernetes import client
 
-from config.stack_owner import owner_identity
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
 from lab.idempotent import create_if_absent, delete_if_present
@@ -36,14 +35,17 @@ from lab.operator import GROUP, PLURALS, VERSION, KnativeOperator, cr, remove_op
 from lab.paths import REPO
 from lab.removal import delete_namespaces
 from lab.stack import Result
+from ownership.identity import OWNER_ID_OUTPUT, owner_name
 from tests.support.fleet import changed_spokes, module_stack
 from tests.support.operator_lab import clean_spoke
 from tests.support.snapshot import kept_by_policy, managed_versions, objects
 
 pytestmark = pytest.mark.e2e
 OWNER = "knative-fleet.dev/owner"
+OWNER_ID = "knative-fleet.dev/owner-id"
 ANCHOR = ("knative-serving", "knativeserving-knative-serving-root-owner")
 SPOKE_1 = [entry("spoke-1", eventing=None)]
+RELEASED = "released"  # the Pulumi CLI and provider users run (core.settings)
 
 
 @dataclass
@@ -53,10 +55,18 @@ class World:
     b: FleetStack
     state: Path
     tmp: Path
+    ids: dict[str, str] = field(default_factory=dict)
 
     def owner(self, stack: FleetStack) -> str:
-        return owner_identity(f"file://{self.state}", "organization", "knative-fleet",
-                              stack.stack)
+        """The stack's owner name, as its records show it to people."""
+        return owner_name(f"file://{self.state}", "organization", "knative-fleet",
+                          stack.stack)
+
+    def owner_id(self, stack: FleetStack) -> str:
+        """The owner id the stack's state keeps (remembered: A's destroy drops it)."""
+        if stack.stack not in self.ids:
+            self.ids[stack.stack] = stack.outputs()[OWNER_ID_OUTPUT]
+        return self.ids[stack.stack]
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +74,8 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]
     tmp = tmp_path_factory.mktemp("owner")
     state = tmp / "state"  # one backend for both stacks, as a hand-over needs
     try:
-        with module_stack(lab, "own-a", state, fleet=SPOKE_1) as a, \
-                module_stack(lab, "own-b", state) as b:
+        with module_stack(lab, "own-a", state, fleet=SPOKE_1, binaries=RELEASED) as a, \
+                module_stack(lab, "own-b", state, binaries=RELEASED) as b:
             yield World(lab, a, b, state, tmp)
     finally:
         # A test that failed between the hand-over and B's `up` leaves an install no
@@ -100,7 +110,8 @@ def test_a_second_stack_is_refused_and_changes_nothing(world: World) -> None:
     for res in (world.b.preview(), world.b.up()):
         assert not res.ok, res.out
         assert "spoke 'spoke-1': SpokeOwnedByAnotherStack" in res.out, res.out
-        assert f"stack '{owner_a}' manages this spoke" in res.out, res.out
+        assert f"stack '{owner_a} (owner id {world.owner_id(world.a)})' manages this " \
+            "spoke" in res.out, res.out
         assert (f"python -m operations hand-over --spoke spoke-1 --from-stack "
                 f"organization/knative-fleet/{world.a.stack} --to-stack "
                 f"organization/knative-fleet/{world.b.stack}") in res.out, res.out
@@ -117,7 +128,7 @@ def test_a_hand_over_moves_the_spoke_without_deleting_an_object(world: World) ->
     before = uids(api)
     backups = world.tmp / "backups"
     proc = subprocess.run(
-        [sys.executable, "-m", "fleet", "hand-over", "--spoke", "spoke-1",
+        [sys.executable, "-m", "operations", "hand-over", "--spoke", "spoke-1",
          "--from-stack", world.a.stack, "--to-stack", world.b.stack,
          "--backup-dir", str(backups)],
         cwd=REPO, env=world.a.env, capture_output=True, text=True, timeout=300)
@@ -152,7 +163,7 @@ def test_a_hand_over_moves_the_spoke_without_deleting_an_object(world: World) ->
 
 def hand_over(world: World, to_stack: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "fleet", "hand-over", "--spoke", "spoke-1",
+        [sys.executable, "-m", "operations", "hand-over", "--spoke", "spoke-1",
          "--from-stack", world.a.stack, "--to-stack", to_stack,
          "--backup-dir", str(world.tmp / "backups-again")],
         cwd=REPO, env=world.a.env, capture_output=True, text=True, timeout=300)
@@ -164,7 +175,7 @@ def test_a_hand_over_from_a_stack_that_does_not_own_the_spoke_is_refused(
     before = managed_versions(api)
     state_a, state_b = world.a.export(), world.b.export()
     world.a.configure(SPOKE_1)  # A names the spoke in its config, not in its state
-    c = FleetStack(world.lab, f"t-own-c-{uuid.uuid4().hex[:6]}", world.state)
+    c = FleetStack(world.lab, f"t-own-c-{uuid.uuid4().hex[:6]}", world.state, RELEASED)
     c.init()
     try:
         # Run again, the move A -> B is done already: nothing to do, and it says so.
@@ -174,8 +185,8 @@ def test_a_hand_over_from_a_stack_that_does_not_own_the_spoke_is_refused(
         # The record names B, not A: A cannot give the spoke away.
         proc = hand_over(world, c.stack)
         assert proc.returncode == 2, proc.stdout + proc.stderr
-        assert (f"spoke 'spoke-1': its owner record is not stack '{world.owner(world.a)}'"
-                in proc.stderr), proc.stderr
+        assert "spoke 'spoke-1': its owner record names stack " in proc.stderr, proc.stderr
+        assert f"not organization/knative-fleet/{world.a.stack};" in proc.stderr
         assert world.owner(world.b) in proc.stderr and "nothing was changed" in proc.stderr
     finally:
         world.a.configure([])
@@ -214,11 +225,11 @@ def test_a_spoke_the_knative_operator_runs_is_refused(world: World, lab: Lab) ->
         remove_operator(api)
 
 
-def write_record(api: client.ApiClient, owner: str) -> None:
+def write_record(api: client.ApiClient, owner: str, owner_id: str) -> None:
     """The owner record on the install's anchor, patched as another stack's hand-over
     writes it."""
     client.CoreV1Api(api).patch_namespaced_config_map(
-        ANCHOR[1], ANCHOR[0], {"metadata": {"annotations": {OWNER: owner}}},
+        ANCHOR[1], ANCHOR[0], {"metadata": {"annotations": {OWNER: owner, OWNER_ID: owner_id}}},
         field_manager="knative-fleet-hand-over")
 
 
@@ -231,7 +242,7 @@ def assert_refused_at_the_guard(world: World, res: Result, before: dict,
                                 held: list[str]) -> None:
     """The run failed at the owner guard naming A, and deleted nothing of spoke-1: not
     on the spoke, not in B's state."""
-    owner_a = world.owner(world.a)
+    owner_a = f"{world.owner(world.a)} (owner id {world.owner_id(world.a)})"
     assert not res.ok, res.out
     assert f"spoke 'spoke-1': stack '{owner_a}' manages this spoke now" in res.out, res.out
     assert "nothing on the spoke was deleted" in res.out, res.out
@@ -246,7 +257,7 @@ def test_a_destroy_is_refused_while_another_stacks_record_is_on_the_spoke(
     assert recorded_owner(api) == world.owner(world.b)
     held = spoke_resources(world.b)
     assert any(":owner-record" in urn for urn in held), held
-    write_record(api, world.owner(world.a))
+    write_record(api, world.owner(world.a), world.owner_id(world.a))
     before = managed_versions(api)
     assert len(before) > 50, len(before)
 
@@ -267,7 +278,7 @@ def test_an_up_that_drops_the_spoke_is_refused_the_same_way(world: World) -> Non
 
 def test_with_its_own_record_back_the_destroy_removes_the_install(world: World) -> None:
     api = spoke_api(world.lab)
-    write_record(api, world.owner(world.b))
+    write_record(api, world.owner(world.b), world.owner_id(world.b))
     assert managed_versions(api)
     res = world.b.destroy()
     assert res.ok, res.out

@@ -6,12 +6,15 @@ memory."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.fleet import FleetStack
+import yaml
+
+from lab.fleet import STACKS, FleetStack
 from lab.paths import REPO
 
 Change = tuple[str, str, str, str]  # (spoke, resource type, name, op)
@@ -30,9 +33,10 @@ class Run:
 
 
 def changes(report: dict) -> set[Change]:
-    """Every changed object of every spoke in a report.json."""
+    """Every changed object of every spoke, and of the fleet, in a report.json."""
     return {(s["name"], o["type"], o["name"], o["op"])
-            for s in report["spokes"] for o in s["objects"]}
+            for s in report["spokes"] for o in s["objects"]} | {
+        ("(fleet)", o["type"], o["name"], o["op"]) for o in report["fleet"]}
 
 
 def _timed(cmd: list[str], env: dict[str, str], out: Path) -> Run:
@@ -73,14 +77,42 @@ def export_state(stack: FleetStack, path: Path) -> None:
     assert res.ok, res.out
 
 
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def unreachable_stack_file(stack: FleetStack, where: Path) -> Path:
+    """A copy of the stack's file whose hub is a kubeconfig naming a closed port and
+    whose access-provider file does not exist: nothing it names can be reached."""
+    where.mkdir(parents=True, exist_ok=True)
+    hub = where / "closed-hub.kubeconfig"
+    hub.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "closed",
+        "clusters": [{"name": "closed", "cluster": {
+            "server": f"https://127.0.0.1:{closed_port()}"}}],
+        "contexts": [{"name": "closed", "context": {"cluster": "closed", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "nothing"}}]}))
+    doc = yaml.safe_load(stack.config_file(STACKS).read_text())
+    doc["config"]["knative-fleet:hub"] = {"kubeconfig": str(hub)}
+    doc["config"]["knative-fleet:providerFile"] = str(where / "no-such-providers.json")
+    copy = where / f"Pulumi.{stack.stack}.yaml"
+    copy.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return copy
+
+
 def offline_review(stack: FleetStack, profiles: Path, state: Path, out: Path,
                    hidden_clusters: bool = True) -> Run:
-    """The offline review; with `hidden_clusters`, with no kubeconfig and no PATH to the
-    lab's tools (no exec plugin, no pulumi) in its environment."""
+    """The offline review; with `hidden_clusters`, from a copy of the stack file whose hub
+    and provider file cannot be reached (unreachable_stack_file), with no kubeconfig and
+    an empty PATH (no exec plugin, no pulumi, no kubectl) in its environment."""
     env = dict(stack.env)
+    args = [sys.executable, "-m", "review", "--stack", stack.stack, "--offline",
+            "--profiles", str(profiles), "--state", str(state), "--out", str(out)]
     if hidden_clusters:
         env = {k: v for k, v in env.items() if k not in ("KUBECONFIG", "PULUMI_HOME")}
-        env["PATH"] = str(Path(sys.executable).parent) + ":/usr/bin:/bin"
-    return _timed([sys.executable, "-m", "review", "--stack", stack.stack, "--offline",
-                   "--profiles", str(profiles), "--state", str(state), "--out", str(out)],
-                  env, out)
+        env["PATH"] = ""
+        args += ["--config", str(unreachable_stack_file(stack, out.parent / "unreachable"))]
+    return _timed(args, env, out)

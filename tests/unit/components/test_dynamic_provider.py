@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from components import aggregated_role_guard, membership, owner_guard, wave_gate
+from components import (
+    aggregated_role_guard,
+    approval_gate,
+    membership,
+    owner_guard,
+    wave_gate,
+)
 from core import resource_types as types
 
 RESOURCES = [
     (membership.FleetMembership, membership._Provider, types.MEMBERSHIP),
     (wave_gate.WaveGate, wave_gate._Provider, types.WAVE_GATE),
+    (approval_gate.ApprovalGate, approval_gate._Provider, types.APPROVAL_GATE),
     (aggregated_role_guard.AggregatedRoleGuard, aggregated_role_guard._Provider,
      types.AGGREGATED_ROLE_GUARD),
     (aggregated_role_guard.AggregatedRoleSweep, aggregated_role_guard._Provider,

@@ -16,21 +16,22 @@ from access import spoke_client as spoke_access
 from components import fleet as fleet_mod
 from components import owner_guard
 from components import spoke as spoke_mod
-from config.stack_owner import owner_identity
 from fleet import plan_fleet
 from lab.paths import REPO
 from lifecycle import owner_guard as owner_check
+from ownership.identity import StackIdentity, owner_name
 from tests.support.factories import FakeInventory, spoke_connection, two_spoke_fleet
 
-ME = owner_identity("file:///state", "organization", "knative-fleet", "prod")
-OTHER = owner_identity("file:///state", "organization", "knative-fleet", "copy")
+ME = owner_name("file:///state", "organization", "knative-fleet", "prod")
+OTHER = owner_name("file:///state", "organization", "knative-fleet", "copy")
+ME_ID = "kf-" + "1" * 32
 SERVING = "knative-serving/knativeserving-knative-serving-root-owner"
 EVENTING = "knative-eventing/knativeeventing-knative-eventing-root-owner"
 GUARD_TYPE = "pulumi-python:dynamic/knative-fleet:SpokeOwnerGuard"
 
 
 def props(*anchors: str) -> dict[str, Any]:
-    return {"id": "spoke-1:owner-record", "spoke": "spoke-1", "owner": ME,
+    return {"id": "spoke-1:owner-record", "spoke": "spoke-1", "owner": ME, "ownerId": ME_ID,
             "anchors": list(anchors), "spokeUrn": "urn:x::Spoke::spoke-1",
             "connection": spoke_access.connection_props(spoke_connection()),
             "pluginTimeoutSeconds": 5}
@@ -76,7 +77,7 @@ def test_create_and_diff_record_the_inputs_without_reaching_the_spoke(
     old = props(SERVING)
     assert provider.create(old).id == "spoke-1:owner-record"
     assert not provider.diff("g", old, {**old, "spokeUrn": "urn:renamed"}).changes
-    for key, value in (("owner", OTHER), ("anchors", [SERVING, EVENTING]),
+    for key, value in (("owner", OTHER), ("ownerId", "kf-other"), ("anchors", [SERVING, EVENTING]),
                        ("connection", {**old["connection"], "server": "https://new:6443"})):
         diff = provider.diff("g", old, {**old, key: value})
         assert diff.changes and not diff.replaces, key
@@ -118,7 +119,8 @@ def register(monkeypatch: pytest.MonkeyPatch, owner: str | None
         return real(name, **kwargs)
 
     monkeypatch.setattr(spoke_mod, "SpokeOwnerGuard", recording)
-    plan = plan_fleet(two_spoke_fleet(), FakeInventory(), owner=owner)
+    plan = plan_fleet(two_spoke_fleet(), FakeInventory(),
+                      owner=StackIdentity(ME_ID, owner) if owner else None)
     spokes: dict[str, spoke_mod.Spoke] = {}
 
     @pulumi.runtime.test
@@ -141,6 +143,7 @@ def test_each_spoke_gets_a_guard_that_depends_on_everything_of_the_spoke(
     typ, inputs = mocks.seen["spoke-a:owner-record"]
     assert typ == GUARD_TYPE
     assert inputs["owner"] == ME and inputs["spoke"] == "spoke-a"
+    assert inputs["ownerId"] == ME_ID
     assert inputs["anchors"] == [EVENTING, SERVING]
     assert inputs["spokeUrn"].endswith("::knative-fleet:index:Spoke::spoke-a")
     assert mocks.seen["spoke-b:owner-record"][1]["anchors"] == [SERVING]

@@ -21,6 +21,7 @@ def test_reason_values_are_the_operator_names() -> None:
         "SpokeDeselected",
         "SpokeAccessDenied",
         "SpokeOwnedByAnotherStack",
+        "SpokeOwnerUnknown",
         "KnativeOperatorActive",
     ]
 

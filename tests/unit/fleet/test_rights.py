@@ -8,12 +8,27 @@ import pytest
 from access import Reason, SpokeFacts
 from config.fleet import parse_fleet_config
 from fleet import plan_fleet
-from operations.access_roles import hub_documents, spoke_documents, spoke_rights, subject
-from fleet.rights import Right, granted, missing_rights, plural, policy_rules
+from fleet.rights import (
+    RBAC_RESOURCES,
+    Right,
+    granted,
+    missing_rights,
+    plan_objects,
+    plural,
+    policy_rules,
+)
 from lab.paths import RELEASES
+from operations.access_roles import (
+    hub_documents,
+    spoke_documents,
+    spoke_rights,
+    stack_plans,
+    subject,
+)
 from tests.support.factories import FakeInventory, two_spoke_fleet
 
 ADMIN = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+RBAC = "rbac.authorization.k8s.io"
 
 
 @pytest.mark.parametrize(("kind", "expected"), [
@@ -33,10 +48,81 @@ def test_the_spoke_role_covers_every_object_and_no_more() -> None:
     assert Right("apps", "replicasets", "patch") not in rights
     # A kind the release's own CRDs define takes the CRD's plural.
     assert Right("caching.internal.knative.dev", "images", "patch") in rights
-    # Knative's roles are created without holding their rules.
-    assert {Right("rbac.authorization.k8s.io", "clusterroles", v)
-            for v in ("bind", "escalate")} <= rights
+    # Knative's roles are created without holding their rules, on their names alone.
+    assert {Right(RBAC, "clusterroles", v, "knative-serving-core")
+            for v in ("escalate", "update", "patch", "delete")} <= rights
+    assert Right(RBAC, "clusterroles", "bind", "knative-serving-admin") in rights
     assert not {r for r in rights if r.resource in ("nodes", "*") or r.verb == "*"}
+
+
+def test_rbac_verbs_that_change_or_grant_a_role_reach_only_the_releases_names() -> None:
+    cfg = two_spoke_fleet()
+    plans = stack_plans(cfg)
+    objects = plan_objects(plans)
+    rights = spoke_rights(cfg)
+    rbac = [r for r in rights if r.api_group == RBAC]
+    assert rbac
+    unnamed = {(r.resource, r.verb) for r in rbac if not r.name}
+    assert unnamed == {(res, v) for res in RBAC_RESOURCES for v in ("get", "list", "watch")}
+    names = {(plural(o["kind"]), o["metadata"]["name"]) for o in objects
+             if o["apiVersion"].startswith(RBAC)}
+    for verb in ("create", "update", "patch", "delete"):
+        assert {(r.resource, r.name) for r in rbac if r.verb == verb} == names
+    assert {(r.resource, r.name) for r in rbac if r.verb == "escalate"} == {
+        (res, n) for res, n in names if res in ("clusterroles", "roles")}
+    refs = {("clusterroles" if o["roleRef"]["kind"] == "ClusterRole" else "roles",
+             o["roleRef"]["name"]) for o in objects if "roleRef" in o}
+    assert {(r.resource, r.name) for r in rbac if r.verb == "bind"} == refs
+    assert "cluster-admin" not in {r.name for r in rbac}
+
+
+def test_the_printed_role_has_no_wildcard_and_names_on_every_rbac_write() -> None:
+    (_, _, role, _) = spoke_documents(two_spoke_fleet(), subject("User:fleet"))
+    for rule in role["rules"]:
+        assert "*" not in rule["apiGroups"] + rule["resources"] + rule["verbs"], rule
+        if RBAC in rule["apiGroups"] and set(rule["verbs"]) - {"get", "list", "watch"}:
+            assert rule["resourceNames"], rule
+    bind = [r for r in role["rules"] if "bind" in r["verbs"] or "escalate" in r["verbs"]]
+    assert bind and all(r["resourceNames"] for r in bind)
+    # No right on admission policies: the identity cannot loosen its own.
+    admission = {res for r in role["rules"] for res in r["resources"]
+                 if "admissionregistration.k8s.io" in r["apiGroups"]}
+    assert admission == {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}
+
+
+def test_the_identitys_own_role_and_binding_are_not_among_the_releases_names() -> None:
+    (_, _, role, binding) = spoke_documents(two_spoke_fleet(), subject("User:fleet"))
+    named = {n for r in role["rules"] for n in r.get("resourceNames", [])}
+    assert role["metadata"]["name"] not in named
+    assert binding["metadata"]["name"] not in named
+    with pytest.raises(ValueError, match="names a ClusterRole or ClusterRoleBinding"):
+        spoke_documents(two_spoke_fleet(), subject("User:fleet"), "knative-serving-core")
+
+
+def test_policy_rules_give_named_rights_their_resource_names() -> None:
+    rules = policy_rules({Right(RBAC, "clusterroles", "escalate", "b"),
+                          Right(RBAC, "clusterroles", "escalate", "a"),
+                          Right(RBAC, "clusterroles", "delete", "a"),
+                          Right(RBAC, "clusterroles", "delete", "b"),
+                          Right(RBAC, "clusterroles", "bind", "a"),
+                          Right(RBAC, "clusterroles", "get"),
+                          Right(RBAC, "roles", "get"),
+                          Right(RBAC, "roles", "get", "x")})
+    assert rules == [
+        {"apiGroups": [RBAC], "resources": ["clusterroles", "roles"], "verbs": ["get"]},
+        {"apiGroups": [RBAC], "resources": ["clusterroles"], "resourceNames": ["a"],
+         "verbs": ["bind"]},
+        {"apiGroups": [RBAC], "resources": ["clusterroles"], "resourceNames": ["a", "b"],
+         "verbs": ["delete", "escalate"]}]
+
+
+def test_granted_honours_resource_names() -> None:
+    rule = {"apiGroups": [RBAC], "resources": ["clusterroles"], "resourceNames": ["a"],
+            "verbs": ["bind"]}
+    assert granted(Right(RBAC, "clusterroles", "bind", "a"), [rule])
+    assert not granted(Right(RBAC, "clusterroles", "bind", "cluster-admin"), [rule])
+    assert not granted(Right(RBAC, "clusterroles", "bind"), [rule])  # every name
+    assert granted(Right(RBAC, "clusterroles", "bind", "a"), ADMIN)
 
 
 def test_policy_rules_group_resources_by_api_group_and_verbs() -> None:
@@ -60,7 +146,7 @@ def test_granted_honours_wildcards() -> None:
 
 def test_a_derived_role_grants_what_the_plan_needs() -> None:
     cfg = two_spoke_fleet()
-    (role, binding) = spoke_documents(cfg, subject("ServiceAccount:kube-system/fleet"))
+    (_, _, role, binding) = spoke_documents(cfg, subject("ServiceAccount:kube-system/fleet"))
     assert missing_rights(spoke_rights(cfg), role["rules"]) == []
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "fleet",
@@ -131,3 +217,19 @@ def test_a_spoke_whose_identity_may_not_list_the_operator_crs_is_refused() -> No
     assert refused.error is not None and refused.error.reason is Reason.SPOKE_ACCESS_DENIED
     assert refused.error.message.startswith(
         "its identity may not list knativeeventings.operator.knative.dev")
+
+
+def test_a_spoke_whose_role_lacks_one_release_name_is_refused_with_that_name() -> None:
+    """A role applied before the stack's specs grew (a new role in the release) holds
+    `escalate` on the old names only: refused before anything changes."""
+    cfg = two_spoke_fleet()
+    taken = Right(RBAC, "clusterroles", "escalate", "knative-serving-core")
+    rules = policy_rules(spoke_rights(cfg) - {taken})
+    plan = plan_fleet(cfg, FakeInventory(facts={"a": SpokeFacts({}, {}, rules=rules)}))
+    refused = plan.spokes["spoke-a"]
+    assert refused.error is not None and refused.error.reason is Reason.SPOKE_ACCESS_DENIED
+    assert refused.error.message.startswith(
+        "its identity may not escalate clusterroles.rbac.authorization.k8s.io named "
+        "knative-serving-core, which this install needs")
+    assert "resources: [clusterroles], resourceNames: [knative-serving-core], " \
+           "verbs: [escalate]" in refused.error.message

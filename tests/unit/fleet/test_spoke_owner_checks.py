@@ -7,25 +7,30 @@ from __future__ import annotations
 import pytest
 
 from access import Reason, SpokeFacts
-from config.stack_owner import clean_backend_url, owner_identity
-from core.names import OWNER_ANNOTATION
+from core.names import OWNER_ANNOTATION, OWNER_ID_ANNOTATION
 from fleet import plan_fleet
 from fleet.plan import Role, SpokePlan
-from fleet.spokes import owner_refusal, stack_of
+from fleet.spokes import owner_refusal
+from ownership.identity import StackIdentity, clean_backend_url, owner_name, stack_of
 from tests.support.factories import FakeInventory, two_spoke_fleet
 
-ME = owner_identity("file:///state", "organization", "knative-fleet", "prod")
-OTHER = owner_identity("file:///state", "organization", "knative-fleet", "copy")
+ME = StackIdentity("kf-" + "1" * 32,
+                   owner_name("file:///state", "organization", "knative-fleet", "prod"))
+OTHER = StackIdentity("kf-" + "2" * 32,
+                      owner_name("file:///state", "organization", "knative-fleet", "copy"))
 SERVING_ANCHOR = "knative-serving/knativeserving-knative-serving-root-owner"
 EVENTING_ANCHOR = "knative-eventing/knativeeventing-knative-eventing-root-owner"
 
 
-def anchors(serving: str | None, eventing: str | None = None) -> dict[str, dict[str, str]]:
-    """The anchors a spoke holds, each with the owner it records (None: no record)."""
+def anchors(serving: StackIdentity | str | None,
+            eventing: StackIdentity | str | None = None) -> dict[str, dict[str, str]]:
+    """The anchors a spoke holds, each with the owner it records (None: no record; a
+    name alone: a record from before owner ids)."""
     out = {}
     for anchor, owner in ((SERVING_ANCHOR, serving), (EVENTING_ANCHOR, eventing)):
-        out[anchor] = {"operator.knative.dev/anchor": "true"} | (
-            {OWNER_ANNOTATION: owner} if owner else {})
+        record = ({} if owner is None else {OWNER_ANNOTATION: owner} if isinstance(owner, str)
+                  else {OWNER_ANNOTATION: owner.name, OWNER_ID_ANNOTATION: owner.id})
+        out[anchor] = {"operator.knative.dev/anchor": "true"} | record
     return out
 
 
@@ -45,7 +50,7 @@ def anchor_bodies(spoke: SpokePlan) -> list[dict]:
 ])
 def test_the_backend_url_in_an_identity_holds_no_secret_or_query(url: str, clean: str) -> None:
     assert clean_backend_url(url) == clean
-    assert owner_identity(url, "acme", "knative-fleet", "prod") == (
+    assert owner_name(url, "acme", "knative-fleet", "prod") == (
         f"acme/knative-fleet/prod@{clean}")
 
 
@@ -53,7 +58,8 @@ def test_every_install_records_the_stack_that_plans_it() -> None:
     plan = plan_fleet(two_spoke_fleet(), FakeInventory(), owner=ME)
     bodies = anchor_bodies(plan.spokes["spoke-a"]) + anchor_bodies(plan.spokes["spoke-b"])
     assert len(bodies) == 3  # serving and eventing on spoke-a, serving on spoke-b
-    assert all(b["metadata"]["annotations"][OWNER_ANNOTATION] == ME for b in bodies)
+    assert all(b["metadata"]["annotations"][OWNER_ANNOTATION] == ME.name for b in bodies)
+    assert all(b["metadata"]["annotations"][OWNER_ID_ANNOTATION] == ME.id for b in bodies)
     # The release's own anchor annotations are kept beside it.
     assert all(b["metadata"]["annotations"]["operator.knative.dev/anchor"] == "true"
                for b in bodies)
@@ -67,16 +73,21 @@ def test_without_an_owner_nothing_is_recorded_or_checked() -> None:
                for b in anchor_bodies(plan.spokes["spoke-a"]))
 
 
+MOVED = StackIdentity(ME.id, owner_name("s3://new-home", "organization", "knative-fleet",
+                                        "prod"))
+
+
 @pytest.mark.parametrize("found", [
-    {}, anchors(None), anchors(ME), anchors(ME, None), anchors(None, ME)],
+    {}, anchors(None), anchors(ME), anchors(ME, None), anchors(None, ME), anchors(ME.name),
+    anchors(MOVED)],
     ids=["fresh", "installed-before-the-record", "ours", "ours-and-unrecorded",
-         "unrecorded-and-ours"])
+         "unrecorded-and-ours", "ours-before-owner-ids", "ours-before-a-backend-move"])
 def test_a_spoke_without_another_record_is_claimed(found: dict) -> None:
     plan = plan_fleet(two_spoke_fleet(), FakeInventory(
         facts={"a": SpokeFacts({}, {}, anchors=found)}), owner=ME)
     spoke = plan.spokes["spoke-a"]
     assert spoke.error is None and plan.failure is None
-    assert all(b["metadata"]["annotations"][OWNER_ANNOTATION] == ME
+    assert all(b["metadata"]["annotations"][OWNER_ID_ANNOTATION] == ME.id
                for b in anchor_bodies(spoke))
 
 
@@ -88,6 +99,7 @@ def test_a_spoke_another_stack_owns_is_refused_and_the_rest_converges() -> None:
     assert refused.error.reason is Reason.SPOKE_OWNED_BY_ANOTHER_STACK
     text = str(refused.error)
     assert f"stack '{OTHER}' manages this spoke" in text
+    assert OTHER.id in text
     assert f"ConfigMap {EVENTING_ANCHOR}" in text and SERVING_ANCHOR not in text
     assert ("python -m operations hand-over --spoke spoke-a --from-stack "
             "organization/knative-fleet/copy --to-stack organization/knative-fleet/prod"
@@ -98,10 +110,21 @@ def test_a_spoke_another_stack_owns_is_refused_and_the_rest_converges() -> None:
 
 
 def test_one_stack_name_on_another_backend_is_another_owner() -> None:
-    elsewhere = owner_identity("s3://other-bucket", "organization", "knative-fleet", "prod")
-    error = owner_refusal("s", SpokeFacts({}, {}, anchors=anchors(elsewhere)), ME)
-    assert error is not None and error.reason is Reason.SPOKE_OWNED_BY_ANOTHER_STACK
+    elsewhere = owner_name("s3://other-bucket", "organization", "knative-fleet", "prod")
+    for record in (elsewhere, StackIdentity("kf-" + "3" * 32, elsewhere)):
+        error = owner_refusal("s", SpokeFacts({}, {}, anchors=anchors(record)), ME)
+        assert error is not None and error.reason is Reason.SPOKE_OWNED_BY_ANOTHER_STACK
     assert stack_of(elsewhere) == "organization/knative-fleet/prod"
+
+
+def test_a_new_stack_of_the_same_name_on_the_same_backend_is_refused_once_it_has_an_id(
+        ) -> None:
+    """A stack's first run (no id saved yet) adopts a record naming it: a first run that
+    failed before saving its id; a stack with a saved id does not."""
+    earlier = StackIdentity("kf-" + "4" * 32, ME.name)
+    found = SpokeFacts({}, {}, anchors=anchors(earlier))
+    assert owner_refusal("s", found, StackIdentity(ME.id, ME.name, saved=False)) is None
+    assert owner_refusal("s", found, ME) is not None
 
 
 def test_a_spoke_the_knative_operator_runs_is_refused_naming_each_cr() -> None:

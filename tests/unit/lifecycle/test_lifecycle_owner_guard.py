@@ -1,6 +1,7 @@
 """The owner guard's delete step: it refuses while another stack's record is on an
-anchor of the install (or the identity may not read one on a spoke that answers), and
-lets the delete go on for this stack's record, no record, or a spoke it cannot reach."""
+anchor of the install (or the identity may not read one), fails closed while a record
+cannot be read (429, 5xx, a timeout, a spoke that does not answer), and lets the delete
+go on for this stack's record, no record, or no anchor."""
 
 from __future__ import annotations
 
@@ -12,20 +13,27 @@ from kubernetes.client.rest import ApiException
 from urllib3.exceptions import MaxRetryError
 
 from access import spoke_client as spoke_access
-from config.stack_owner import owner_identity
 from core.errors import ProfileError
+from core.names import OWNER_ANNOTATION, OWNER_ID_ANNOTATION
 from core.reasons import Reason
 from lifecycle import owner_guard
+from ownership.identity import owner_name
 from tests.support.factories import spoke_connection
 
-ME = owner_identity("file:///state", "organization", "knative-fleet", "prod")
-OTHER = owner_identity("file:///state", "organization", "knative-fleet", "copy")
+ME = owner_name("file:///state", "organization", "knative-fleet", "prod")
+ME_ID = "kf-" + "1" * 32
+OTHER = owner_name("file:///state", "organization", "knative-fleet", "copy")
+OTHER_ID = "kf-" + "2" * 32
 SERVING = "knative-serving/knativeserving-knative-serving-root-owner"
 EVENTING = "knative-eventing/knativeeventing-knative-eventing-root-owner"
 
 
+def record(name: str, owner_id: str | None = None) -> dict[str, str]:
+    return {OWNER_ANNOTATION: name, **({OWNER_ID_ANNOTATION: owner_id} if owner_id else {})}
+
+
 def props(*anchors: str) -> dict[str, Any]:
-    return {"id": "spoke-1:owner-record", "spoke": "spoke-1", "owner": ME,
+    return {"id": "spoke-1:owner-record", "spoke": "spoke-1", "owner": ME, "ownerId": ME_ID,
             "anchors": list(anchors), "spokeUrn": "urn:x::Spoke::spoke-1",
             "connection": spoke_access.connection_props(spoke_connection()),
             "pluginTimeoutSeconds": 5}
@@ -60,19 +68,29 @@ def delete(p: dict[str, Any]) -> None:
 
 
 def test_another_stacks_record_refuses_the_delete(monkeypatch: pytest.MonkeyPatch) -> None:
-    spoke_with(monkeypatch, {SERVING: {"knative-fleet.dev/owner": ME},
-                             EVENTING: {"knative-fleet.dev/owner": OTHER}})
+    spoke_with(monkeypatch, {SERVING: record(ME, ME_ID), EVENTING: record(OTHER, OTHER_ID)})
     with pytest.raises(owner_guard.OwnedByAnotherStack) as refused:
         delete(props(SERVING, EVENTING))
     message = str(refused.value)
     assert message.startswith("spoke 'spoke-1': ")
-    assert f"stack '{OTHER}' manages this spoke" in message
+    assert f"stack '{OTHER} (owner id {OTHER_ID})' manages this spoke" in message
     assert "pulumi state delete --target-dependents 'urn:x::Spoke::spoke-1'" in message
     assert "python -m operations hand-over --spoke spoke-1" in message
 
 
+def test_a_record_of_another_id_under_this_name_on_another_backend_refuses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = owner_name("file:///other-state", "organization", "knative-fleet", "prod")
+    spoke_with(monkeypatch, {SERVING: record(elsewhere, OTHER_ID)})
+    with pytest.raises(owner_guard.OwnedByAnotherStack):
+        delete(props(SERVING))
+
+
 @pytest.mark.parametrize("anchor", [
-    {"knative-fleet.dev/owner": ME},
+    record(ME, ME_ID),
+    # this stack moved to another backend: its id is the same, its name is not
+    record(owner_name("file:///moved", "organization", "knative-fleet", "prod"), ME_ID),
+    record(ME),  # recorded before owner ids: the name alone
     {"operator.knative.dev/anchor": "true"},  # no record: installed before records
     None,  # no anchor, or no namespace: the API answers 404 for both
 ])
@@ -83,26 +101,38 @@ def test_this_stacks_record_or_none_lets_the_delete_go_on(
     assert reads == [tuple(SERVING.split("/"))]
 
 
+def test_a_guard_recorded_before_owner_ids_judges_by_name(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    legacy = {k: v for k, v in props(SERVING).items() if k != "ownerId"}
+    spoke_with(monkeypatch, {SERVING: record(ME)})
+    owner_guard.check_owner(legacy)
+    spoke_with(monkeypatch, {SERVING: record(OTHER)})
+    with pytest.raises(owner_guard.OwnedByAnotherStack):
+        owner_guard.check_owner(legacy)
+
+
 @pytest.mark.parametrize("failure", [
     ProfileError(Reason.ACCESS_PROVIDER_FAILED, "secret fleet-system/spoke-1 not found"),
     MaxRetryError(None, "/api", "connection refused"),  # type: ignore[arg-type]
     TimeoutError("timed out"),
 ])
-def test_a_spoke_it_cannot_reach_does_not_block_its_removal(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        failure: Exception) -> None:
+def test_a_spoke_it_cannot_reach_keeps_its_install(
+        monkeypatch: pytest.MonkeyPatch, failure: Exception) -> None:
     spoke_with(monkeypatch, {}, enter=failure)
-    delete(props(SERVING))
-    err = capsys.readouterr().err
-    assert "spoke 'spoke-1': cannot be reached to read its owner record" in err
-    assert "its delete goes on" in err
+    with pytest.raises(owner_guard.OwnerUnknown) as refused:
+        delete(props(SERVING))
+    message = str(refused.value)
+    assert message.startswith("spoke 'spoke-1': its owner record could not be read")
+    assert "nothing on the spoke was deleted" in message
+    assert "pulumi state delete --target-dependents 'urn:x::Spoke::spoke-1'" in message
 
 
-def test_an_api_server_that_does_not_answer_is_unreachable(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    spoke_with(monkeypatch, {SERVING: ApiException(status=503)})
-    delete(props(SERVING))
-    assert "cannot be reached" in capsys.readouterr().err
+@pytest.mark.parametrize("status", [429, 500, 503, 504])
+def test_an_api_error_other_than_not_found_fails_closed(
+        monkeypatch: pytest.MonkeyPatch, status: int) -> None:
+    spoke_with(monkeypatch, {SERVING: ApiException(status=status, reason="Unavailable")})
+    with pytest.raises(owner_guard.OwnerUnknown, match=f"HTTP {status}"):
+        delete(props(SERVING))
 
 
 def test_a_refused_read_refuses_the_delete(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,15 @@ import json
 
 import pytest
 
-from operations.hand_over import HandOverRefused, record_refusal, spoke_profile, without_spoke
+from operations.hand_over import (
+    HandOverRefused,
+    record_annotations,
+    record_refusal,
+    spoke_profile,
+    without_spoke,
+)
+from ownership.identity import StackIdentity
+from ownership.records import Record
 
 STACK = "urn:pulumi:a::knative-fleet::"
 PY_PROVIDER = f"{STACK}pulumi:providers:pulumi-python::default"
@@ -168,7 +176,11 @@ def test_the_profile_comes_from_the_membership_else_the_provider() -> None:
     assert spoke_profile(export, "spoke-9") is None
 
 
-A, B, C = "o/p/a@file:///s", "o/p/b@file:///s", "o/p/c@file:///s"
+A, B, C = (StackIdentity(f"kf-{n * 32}", f"o/p/{n}@file:///s") for n in "abc")
+
+
+def rec(owner: StackIdentity | None) -> Record | None:
+    return None if owner is None else Record(owner.id, owner.name)
 
 
 @pytest.mark.parametrize(("records", "in_state", "refused"), [
@@ -182,8 +194,18 @@ A, B, C = "o/p/a@file:///s", "o/p/b@file:///s", "o/p/c@file:///s"
 ])
 def test_the_record_must_name_the_giving_stack_or_nobody(
         records: dict, in_state: bool, refused: bool) -> None:
-    why = record_refusal("s", records, A, B, in_state)
+    why = record_refusal("s", {k: rec(v) for k, v in records.items()}, A, B, in_state)
     assert (why is not None) is refused
     if why:
-        assert why.startswith("spoke 's': its owner record is not stack 'o/p/a@file:///s'")
+        assert why.startswith("spoke 's': its owner record names stack ")
+        assert "not o/p/a; nothing was changed. Fix: hand it over from the stack its " \
+            "record names (--from-stack)" in why
         assert "nothing was changed. Fix:" in why
+
+
+def test_the_record_for_a_stack_without_an_id_names_it_alone() -> None:
+    """Its first run adopts the install by name and writes its id then."""
+    assert record_annotations(StackIdentity("", "o/p/new@file:///s", saved=False)) == {
+        "knative-fleet.dev/owner-id": None, "knative-fleet.dev/owner": "o/p/new@file:///s"}
+    assert record_annotations(B) == {"knative-fleet.dev/owner-id": B.id,
+                                     "knative-fleet.dev/owner": B.name}

@@ -1,0 +1,207 @@
+"""A run's hold on a spoke: a `coordination.k8s.io` Lease the API server arbitrates.
+
+Reading the owner records and then installing leaves a window in which two stacks'
+runs both find a spoke unowned. So a run that changes a spoke first takes its hold,
+a compare-and-swap on the API server: creating the Lease (the second creator gets
+409 AlreadyExists), or taking over one whose hold expired with `resourceVersion` as
+the precondition (the second writer gets 409 Conflict). Only under the hold does it
+read the records again and go on. The hold is renewed while the run's process lives
+and released when it ends; a run that dies leaves a hold that expires by itself after
+HOLD_SECONDS. Hand-over takes the same hold. Previews take none: they change nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ownership.errors import HeldByAnotherRun
+from ownership.identity import StackIdentity
+
+LEASE_NAMESPACE = "kube-system"
+LEASE_NAME = "knative-fleet-hold"
+HOLD_SECONDS = 120
+# Who holds it, for people (the Lease's holderIdentity is the run's id).
+HELD_BY_ANNOTATION = "knative-fleet.dev/held-by"
+
+OpenApi = Callable[[], AbstractContextManager[client.ApiClient]]
+
+
+@dataclass(frozen=True)
+class Holder:
+    """One run: `run` is unique to it, `what` says what it is."""
+
+    run: str
+    what: str
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _expires(lease: client.V1Lease) -> datetime | None:
+    spec = lease.spec
+    if spec is None or not spec.holder_identity:
+        return None
+    renewed = spec.renew_time or spec.acquire_time
+    if renewed is None:
+        return None
+    return renewed + timedelta(seconds=spec.lease_duration_seconds or HOLD_SECONDS)
+
+
+def _refusal(spoke: str, lease: client.V1Lease, expires: datetime) -> HeldByAnotherRun:
+    who = ((lease.metadata.annotations or {}).get(HELD_BY_ANNOTATION)
+           or lease.spec.holder_identity)
+    return HeldByAnotherRun(
+        f"spoke {spoke!r}: {who} holds it now (Lease {LEASE_NAMESPACE}/{LEASE_NAME}, until "
+        f"{expires:%Y-%m-%dT%H:%M:%SZ} unless renewed); nothing on the spoke was changed. "
+        f"Fix: run again when that run has ended; a hold whose run died expires by itself "
+        f"within {HOLD_SECONDS}s")
+
+
+def _taken(lease: client.V1Lease, holder: Holder, now: datetime) -> client.V1Lease:
+    lease.metadata.annotations = {**(lease.metadata.annotations or {}),
+                                  HELD_BY_ANNOTATION: holder.what}
+    lease.spec = client.V1LeaseSpec(holder_identity=holder.run,
+                                    lease_duration_seconds=HOLD_SECONDS,
+                                    acquire_time=now, renew_time=now)
+    return lease
+
+
+def acquire(api: client.ApiClient, spoke: str, holder: Holder) -> None:
+    """Takes the spoke's hold for `holder`; raises HeldByAnotherRun while another run
+    holds it, ApiException on any other answer (the caller fails closed)."""
+    leases = client.CoordinationV1Api(api)
+    now = _now()
+    fresh = _taken(client.V1Lease(metadata=client.V1ObjectMeta(
+        name=LEASE_NAME, namespace=LEASE_NAMESPACE,
+        labels={MANAGED_BY_LABEL: MANAGED_BY_VALUE})), holder, now)
+    try:
+        leases.create_namespaced_lease(LEASE_NAMESPACE, fresh)
+        return
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    current = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+    expires = _expires(current)
+    if current.spec.holder_identity != holder.run and expires is not None and expires > now:
+        raise _refusal(spoke, current, expires)
+    try:  # current.metadata.resource_version is the precondition
+        leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE,
+                                        _taken(current, holder, now))
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+        raced = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+        raise _refusal(spoke, raced, _expires(raced) or now) from None
+
+
+def _update_own(api: client.ApiClient, holder: Holder,
+                change: Callable[[client.V1Lease], None]) -> bool:
+    """Applies `change` to the Lease while `holder` holds it; False when it does not."""
+    leases = client.CoordinationV1Api(api)
+    try:
+        current = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+        if current.spec is None or current.spec.holder_identity != holder.run:
+            return False
+        change(current)
+        leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE, current)
+    except ApiException as exc:
+        if exc.status in (404, 409):
+            return False
+        raise
+    return True
+
+
+def renew(api: client.ApiClient, holder: Holder) -> bool:
+    """Moves the hold's expiry on; False when `holder` no longer holds it."""
+    def renewed(lease: client.V1Lease) -> None:
+        lease.spec.renew_time = _now()
+    return _update_own(api, holder, renewed)
+
+
+def release(api: client.ApiClient, holder: Holder) -> bool:
+    """Gives the hold up, so the next run need not wait for it to expire."""
+    def released(lease: client.V1Lease) -> None:
+        lease.spec.holder_identity = None
+        lease.spec.renew_time = _now()
+        (lease.metadata.annotations or {}).pop(HELD_BY_ANNOTATION, None)
+    return _update_own(api, holder, released)
+
+
+class RunHolds:
+    """The holds of one run: each taken before the run's first write on its spoke,
+    renewed every quarter of HOLD_SECONDS while the process lives, released at its end."""
+
+    def __init__(self, holder: Holder, log: Callable[[str], None] | None = None) -> None:
+        self.holder = holder
+        self.log = log or (lambda _line: None)
+        self._held: dict[str, OpenApi] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+
+    def take(self, spoke: str, open_api: OpenApi,
+             check: Callable[[client.ApiClient], None]) -> None:
+        """Takes the spoke's hold, then runs `check` under it (the owner records read
+        again); a check that raises gives the hold back and raises on."""
+        with open_api() as api:
+            acquire(api, spoke, self.holder)
+            try:
+                check(api)
+            except BaseException:
+                release(api, self.holder)
+                raise
+        with self._lock:
+            self._held[spoke] = open_api
+            if self._renewer is None:
+                self._renewer = threading.Thread(target=self._renew_loop, daemon=True,
+                                                 name="knative-fleet-holds")
+                self._renewer.start()
+                atexit.register(self.release_all)
+
+    def spokes(self) -> list[str]:
+        with self._lock:
+            return sorted(self._held)
+
+    def _each(self) -> Iterator[tuple[str, OpenApi]]:
+        with self._lock:
+            yield from list(self._held.items())
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(HOLD_SECONDS / 4):
+            for spoke, open_api in self._each():
+                try:
+                    with open_api() as api:
+                        if not renew(api, self.holder):
+                            self.log(f"spoke {spoke!r}: this run's hold was taken or lost")
+                except Exception as exc:  # noqa: BLE001 - the next round tries again
+                    self.log(f"spoke {spoke!r}: renewing this run's hold failed: {exc}")
+
+    def release_all(self) -> None:
+        """Gives every hold up (at the end of the run)."""
+        self._stop.set()
+        for spoke, open_api in self._each():
+            try:
+                with open_api() as api:
+                    release(api, self.holder)
+            except Exception as exc:  # noqa: BLE001 - the hold then expires by itself
+                self.log(f"spoke {spoke!r}: releasing this run's hold failed: {exc}")
+        with self._lock:
+            self._held.clear()
+
+
+def run_holds(owner: StackIdentity, log: Callable[[str], None] | None = None) -> RunHolds:
+    """The holds of one `pulumi up` of `owner`."""
+    import uuid
+
+    return RunHolds(Holder(f"{owner.id}/{uuid.uuid4().hex}", f"a pulumi up of {owner.name}"),
+                    log)
