@@ -1,13 +1,12 @@
 """A spoke's API server behind a proxy that can be made to fail, as a real spoke's can:
 429, 5xx, or no answer at all.
 
-The proxy ends the client's TLS with a throwaway CA's certificate for 127.0.0.1 (the
-ClusterProfile then names the proxy and that CA) and opens its own TLS connection to
-the API server, trusting the spoke's CA; in `pass` mode it relays bytes both ways, so
-watches and long requests work as they do against the API server itself (the bearer
-token of the access provider's plugin travels in the requests). In a failing mode it
-answers every request with that status (a Kubernetes `Status` body), or, in `hang`
-mode, reads the request and never answers.
+The ClusterProfile names the proxy and a CA bundle: the spoke's CA and a throwaway CA
+of the proxy. In `pass` mode the proxy relays the TCP stream to the API server as it
+is (TLS end to end, so watches and long requests work as they do against the API
+server itself). In a failing mode it ends the client's TLS itself, with a certificate
+for 127.0.0.1 from its own CA, and answers every request with that status (a
+Kubernetes `Status` body), or, in `hang` mode, reads the request and never answers.
 """
 
 from __future__ import annotations
@@ -43,11 +42,10 @@ class FaultProxy:
     def __init__(self, upstream: str, upstream_ca: bytes, pki: Path) -> None:
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 443)
-        self.client_side = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        self.client_side.load_verify_locations(cadata=upstream_ca.decode())
         self.server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.server_side.load_cert_chain(pki / "server.crt", pki / "server.key")
-        self.ca = (pki / "ca.crt").read_bytes()
+        # What the ClusterProfile names: the spoke's CA (pass) and the proxy's (failing).
+        self.ca = upstream_ca.rstrip(b"\n") + b"\n" + (pki / "ca.crt").read_bytes()
         self.mode: str | int = PASS
         self.answered: dict[str | int, int] = {}
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -74,43 +72,47 @@ class FaultProxy:
     def _handle(self, raw: socket.socket) -> None:
         mode = self.mode
         self.answered[mode] = self.answered.get(mode, 0) + 1
+        if mode == PASS:
+            self._relay(raw)
+            return
         try:
             conn = self.server_side.wrap_socket(raw, server_side=True)
         except (OSError, ssl.SSLError):
             raw.close()
             return
         with contextlib.closing(conn):
-            if mode == PASS:
-                self._relay(conn)
-            elif mode == HANG:
+            if mode == HANG:
                 _read_head(conn)
                 self._stop.wait(600)
             else:
                 while _read_head(conn):
                     _answer(conn, int(mode))
 
-    def _relay(self, conn: ssl.SSLSocket) -> None:
+    def _relay(self, conn: socket.socket) -> None:
         try:
-            up = self.client_side.wrap_socket(
-                socket.create_connection(self.upstream, timeout=30),
-                server_hostname=self.upstream[0])
+            up = socket.create_connection(self.upstream, timeout=30)
         except OSError:
+            conn.close()
             return
         up.settimeout(None)
-        with contextlib.closing(up):
-            done = threading.Event()
+        conn.settimeout(None)
 
-            def pump(src: ssl.SSLSocket, dst: ssl.SSLSocket) -> None:
-                try:
-                    while data := src.recv(65536):
-                        dst.sendall(data)
-                except OSError:
-                    pass
-                done.set()
+        def pump(src: socket.socket, dst: socket.socket) -> None:
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            finally:
+                with contextlib.suppress(OSError):
+                    dst.shutdown(socket.SHUT_WR)
 
-            threading.Thread(target=pump, args=(up, conn), daemon=True).start()
-            pump(conn, up)
-            done.wait(5)
+        back = threading.Thread(target=pump, args=(up, conn), daemon=True)
+        back.start()
+        pump(conn, up)
+        back.join(60)
+        conn.close()
+        up.close()
 
 
 def _read_head(conn: ssl.SSLSocket) -> bytes:
