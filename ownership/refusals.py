@@ -10,6 +10,9 @@ from core.names import OWNER_ID_ANNOTATION
 from ownership.identity import StackIdentity, stack_of
 from ownership.records import Record
 
+# The hand-over command every refusal and the runner's overlap check name.
+HAND_OVER = "python -m operations hand-over --spoke {spoke} --from-stack {src} --to-stack {dst}"
+
 
 def _owners(others: Mapping[str, Record]) -> tuple[str, str, list[Record]]:
     holders = sorted(set(others.values()), key=str)
@@ -19,8 +22,8 @@ def _owners(others: Mapping[str, Record]) -> tuple[str, str, list[Record]]:
 
 
 def hand_over_command(spoke: str, owner: Record, me: StackIdentity) -> str:
-    return (f"python -m operations hand-over --spoke {spoke} --from-stack "
-            f"{stack_of(owner.owner_name or '<owner stack>')} --to-stack {me.stack}")
+    return HAND_OVER.format(spoke=spoke, src=stack_of(owner.owner_name or "<owner stack>"),
+                            dst=me.stack)
 
 
 def forget_command(spoke: str, spoke_urn: str | None) -> str:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ownership.refusals import HAND_OVER
 from targeting.claims import Claim
 from targeting.selection import MEMBER_ID_LABEL
-
-HAND_OVER = "python -m operations hand-over --spoke {spoke} --from-stack {src} --to-stack {dst}"
 
 
 @dataclass(frozen=True)
