@@ -99,13 +99,12 @@ STACK ?= demo
 review: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m review --stack $(STACK)
 
-# Apply exactly what a review showed: a fresh preview's steps are held against the
-# review's report.json (REVIEWED) and `pulumi up` runs only when they are the same
-# (docs/review.md, "The reviewed change lands").
+# Apply exactly what a review showed: the `pulumi up` itself holds its plan to the
+# review's report.json (REVIEWED) before it registers anything, and fails with nothing
+# changed when they differ (docs/review.md, "The reviewed change lands").
 REVIEWED ?= .review/$(STACK)/report.json
 apply: venv $(PULUMI_TOOLS)
-	$(TOOLS_ENV) $(PY) -m review.verify --stack $(STACK) --reviewed $(REVIEWED)
-	$(PULUMI) up --yes --skip-preview --non-interactive --stack $(STACK)
+	KNATIVE_FLEET_REVIEWED="$(abspath $(REVIEWED))" $(PULUMI) up --yes --skip-preview --non-interactive --stack $(STACK)
 
 # The fleet-wide view, from the stacks' outputs: per stack and spoke the ring, resolution,
 # versions, ready and last update (docs/runner.md). STACKS is a name pattern.

@@ -39,4 +39,4 @@ except (ConfigError, BackendUnknown) as exc:
     raise pulumi.RunError(str(exc)) from None
 hold_to_review(plan)  # KNATIVE_FLEET_REVIEWED: only the reviewed plan registers
 export_identity(owner)
-register_fleet(plan)
+register_fleet(plan, on_recorded=holds.release if holds else None)

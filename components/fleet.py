@@ -6,6 +6,8 @@ the reachable spokes, so their changes land and the engine deletes nothing
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pulumi
 
 from components.membership import FleetMembership
@@ -14,11 +16,13 @@ from components.waves import Registered, register_waves
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
 
 
-def register_fleet(plan: FleetPlan) -> dict[str, Spoke]:
+def register_fleet(plan: FleetPlan,
+                   on_recorded: Callable[[str], None] | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
-    plan says the run fails."""
+    plan says the run fails. `on_recorded(spoke)`: once the spoke's anchors are applied
+    (this run's hold on the spoke is given up then: ownership.hold)."""
     membership = FleetMembership(plan.membership)
-    reg = register_waves(plan, [membership])
+    reg = register_waves(plan, [membership], on_recorded)
     outputs: dict[str, object] = {}
     for step in plan.waves:
         for name in step.spokes:

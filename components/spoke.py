@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -34,10 +35,12 @@ class Spoke(pulumi.ComponentResource):
         *,
         delete_unreachable: bool = False,
         after: list[pulumi.Resource] | None = None,
+        on_recorded: Callable[[str], None] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`after`: what every resource of the spoke waits for (the fleet membership and,
-        in a rollout, the gate of the wave before)."""
+        in a rollout, the gate of the wave before). `on_recorded(name)` runs once every
+        anchor of the install is applied: the install then records this stack."""
         super().__init__(SPOKE_TYPE, name, None, opts)
         after = list(after or [])
         self.provider = k8s.Provider(
@@ -56,9 +59,13 @@ class Spoke(pulumi.ComponentResource):
         )
         self.deployments = []
         self.registered = []
+        self._anchors: list[pulumi.Resource] = []
         roots = self._guard_aggregated_roles(name, install, after)
         for component in install.components:
             self._install(component, roots)
+        if on_recorded is not None and self._anchors:
+            pulumi.Output.all(*[a.id for a in self._anchors]).apply(
+                lambda _: on_recorded(name))
         self._guard_owner(name, install, opts)
         self.ready = (
             pulumi.Output.all(*[d.id for d in self.deployments]).apply(lambda _: True)
@@ -141,6 +148,7 @@ class Spoke(pulumi.ComponentResource):
                     body = obj.body
                 res = self._register(obj, body, [*deps, *(self._guards[r] for r in obj.guards)])
                 if obj.role is Role.ANCHOR:
+                    self._anchors.append(res)
                     owner = pulumi.Output.all(res.id, res.metadata).apply(  # type: ignore[attr-defined]
                         functools.partial(_owner_reference, obj.object_name))
                 resources.append(res)

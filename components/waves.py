@@ -6,6 +6,7 @@ plan's wave steps say (fleet.waves)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pulumi
@@ -52,8 +53,10 @@ class Registered:
         return out
 
 
-def register_waves(plan: FleetPlan, first: list[pulumi.Resource]) -> Registered:
-    """Registers the started waves in order, each batch after the gate of the one before."""
+def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
+                   on_recorded: Callable[[str], None] | None = None) -> Registered:
+    """Registers the started waves in order, each batch after the gate of the one before.
+    `on_recorded(spoke)` runs once a spoke's anchors are applied (components.spoke)."""
     reg = Registered()
     after = first
     for step in plan.waves:
@@ -64,7 +67,8 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource]) -> Registered:
                 spokes=list(step.approval.spokes), later=list(step.later),
                 opts=pulumi.ResourceOptions(depends_on=after))]
         for batch in step.batches:
-            spokes = {name: Spoke(name, plan.spokes[name].install, after=after)  # type: ignore[arg-type]
+            spokes = {name: Spoke(name, plan.spokes[name].install, after=after,
+                                 on_recorded=on_recorded)  # type: ignore[arg-type]
                       for name in batch.spokes}
             reg.spokes.update(spokes)
             reg.ready.update({name: spoke.ready for name, spoke in spokes.items()})

@@ -6,8 +6,11 @@ a compare-and-swap on the API server: creating the Lease (the second creator get
 409 AlreadyExists), or taking over one whose hold expired with `resourceVersion` as
 the precondition (the second writer gets 409 Conflict). Only under the hold does it
 read the records again and go on. The hold is renewed while the run's process lives
-and released when it ends; a run that dies leaves a hold that expires by itself after
-HOLD_SECONDS. Hand-over takes the same hold. Previews take none: they change nothing.
+and released once the install's anchors record the run's stack (or when the run
+ends); a run that dies leaves a hold that expires by itself after HOLD_SECONDS, and a
+later run of the same stack takes it over at once (the backend's stack lock keeps two
+runs of one stack apart). Hand-over takes the same hold. Previews take none: they
+change nothing.
 """
 
 from __future__ import annotations
@@ -29,18 +32,28 @@ from ownership.identity import StackIdentity
 LEASE_NAMESPACE = "kube-system"
 LEASE_NAME = "knative-fleet-hold"
 HOLD_SECONDS = 120
-# Who holds it, for people (the Lease's holderIdentity is the run's id).
+# Who holds it, for people (the Lease's holderIdentity is the run's id), and the stack
+# whose run it is: a later run of that stack takes a hold its earlier run left behind
+# (the backend's stack lock keeps two runs of one stack from running at once).
 HELD_BY_ANNOTATION = "knative-fleet.dev/held-by"
+HELD_BY_STACK_ANNOTATION = "knative-fleet.dev/held-by-stack"
 
 OpenApi = Callable[[], AbstractContextManager[client.ApiClient]]
 
 
 @dataclass(frozen=True)
 class Holder:
-    """One run: `run` is unique to it, `what` says what it is."""
+    """One run: `run` is unique to it, `what` says what it is, `stack` is the owner
+    name of the stack it runs ("" for a hand-over)."""
 
     run: str
     what: str
+    stack: str = ""
+
+    def succeeds(self, lease: client.V1Lease) -> bool:
+        """Whether the Lease's holder is an earlier run of this run's stack."""
+        held_by = (lease.metadata.annotations or {}).get(HELD_BY_STACK_ANNOTATION)
+        return bool(self.stack) and held_by == self.stack
 
 
 def _now() -> datetime:
@@ -69,7 +82,8 @@ def _refusal(spoke: str, lease: client.V1Lease, expires: datetime) -> HeldByAnot
 
 def _taken(lease: client.V1Lease, holder: Holder, now: datetime) -> client.V1Lease:
     lease.metadata.annotations = {**(lease.metadata.annotations or {}),
-                                  HELD_BY_ANNOTATION: holder.what}
+                                  HELD_BY_ANNOTATION: holder.what,
+                                  HELD_BY_STACK_ANNOTATION: holder.stack}
     lease.spec = client.V1LeaseSpec(holder_identity=holder.run,
                                     lease_duration_seconds=HOLD_SECONDS,
                                     acquire_time=now, renew_time=now)
@@ -92,7 +106,8 @@ def acquire(api: client.ApiClient, spoke: str, holder: Holder) -> None:
             raise
     current = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
     expires = _expires(current)
-    if current.spec.holder_identity != holder.run and expires is not None and expires > now:
+    if (current.spec.holder_identity != holder.run and not holder.succeeds(current)
+            and expires is not None and expires > now):
         raise _refusal(spoke, current, expires)
     try:  # current.metadata.resource_version is the precondition
         leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE,
@@ -133,7 +148,8 @@ def release(api: client.ApiClient, holder: Holder) -> bool:
     def released(lease: client.V1Lease) -> None:
         lease.spec.holder_identity = None
         lease.spec.renew_time = _now()
-        (lease.metadata.annotations or {}).pop(HELD_BY_ANNOTATION, None)
+        for key in (HELD_BY_ANNOTATION, HELD_BY_STACK_ANNOTATION):
+            (lease.metadata.annotations or {}).pop(key, None)
     return _update_own(api, holder, released)
 
 
@@ -167,6 +183,19 @@ class RunHolds:
                                                  name="knative-fleet-holds")
                 self._renewer.start()
                 atexit.register(self.release_all)
+
+    def release(self, spoke: str) -> None:
+        """Gives the spoke's hold up once its install records this run's stack (its
+        anchors are applied): from then on the records refuse another stack."""
+        with self._lock:
+            open_api = self._held.pop(spoke, None)
+        if open_api is None:
+            return
+        try:
+            with open_api() as api:
+                release(api, self.holder)
+        except Exception as exc:  # noqa: BLE001 - the hold then expires by itself
+            self.log(f"spoke {spoke!r}: releasing this run's hold failed: {exc}")
 
     def spokes(self) -> list[str]:
         with self._lock:
@@ -203,5 +232,5 @@ def run_holds(owner: StackIdentity, log: Callable[[str], None] | None = None) ->
     """The holds of one `pulumi up` of `owner`."""
     import uuid
 
-    return RunHolds(Holder(f"{owner.id}/{uuid.uuid4().hex}", f"a pulumi up of {owner.name}"),
-                    log)
+    return RunHolds(Holder(f"{owner.id}/{uuid.uuid4().hex}", f"a pulumi up of {owner.name}",
+                           owner.name), log)

@@ -231,10 +231,21 @@ def _anchor_of(component: ComponentInstall) -> str:
                 if o.role is Role.ANCHOR)
 
 
-# Steps after which a resource has another uid. The gate's `changes` digests the batch's
-# uids and resourceVersions as a preview sees them: an update's dry run keeps both, so
-# only a created or replaced object makes it unknown (and the gate an update).
+# The gate's `changes` digests the batch's objects' uids and resourceVersions as the
+# preview reports them: the provider's preview of a ConfigMap or Secret update keeps both
+# (they are mutable in place here), of any other kind's update it does not, and a
+# created or replaced object has no uid yet (as measured on the lab's previews).
 _NEW_UID = frozenset({"create", "replace", "create-replacement"})
+_SAME_IDENTITY = frozenset({"kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Secret"})
+
+
+def _moves_gate(step: Mapping[str, Any]) -> bool:
+    """Whether one step changes the digest a wave gate takes of its batch's objects."""
+    type_ = urn_type(str(step.get("urn", "")))
+    if not type_.startswith("kubernetes:"):
+        return False
+    op = step.get("op")
+    return op in _NEW_UID or (op == "update" and type_ not in _SAME_IDENTITY)
 
 
 def _approval(walk: _Walk, step: Any) -> None:
@@ -333,8 +344,9 @@ def preview_document(plan: FleetPlan, state: LastState, project: str, stack: str
                 spoke = plan.spokes[name]
                 if spoke.install is None:
                     continue
-                ops = _spoke(walk, spoke)
-                changed |= any(op in _NEW_UID for op in ops)
+                start = len(walk.steps)
+                _spoke(walk, spoke)
+                changed |= any(_moves_gate(st) for st in walk.steps[start:])
                 if plan.shows_waves:
                     walk.diagnostics.append({
                         "severity": "info", "urn": walk.urn(SPOKE_TYPE, name, None),
