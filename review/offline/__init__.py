@@ -33,7 +33,7 @@ from ownership.identity import (
     new_id,
     owner_name,
 )
-from ownership.records import record_of
+from ownership.records import as_recorded, record_of
 from review.markdown import LIMIT, render
 from review.offline.inventory import UNKNOWN_VERSION, OfflineInventory
 from review.offline.preview import failed_document, preview_document
@@ -86,12 +86,13 @@ def project_name(root: Path = REPO) -> str:
 def stack_owner(state: LastState, project: str, stack: str,
                 env: Mapping[str, str] | None = None) -> StackIdentity | None:
     """This stack's identity as the program reads it: the id the state keeps (its
-    `ownerId` output, else the anchors' record), the name from PULUMI_BACKEND_URL (a
-    self-managed backend's organization), else the one the anchors record; None when
-    neither is known."""
+    `ownerId` output, else the anchors' record) and the name its records carry while
+    their id is that one (ownership.records `as_recorded`); without a record, the name
+    from PULUMI_BACKEND_URL (a self-managed backend's organization); None when neither
+    is known."""
     env = os.environ if env is None else env
     saved: str | None = None
-    recorded: str | None = None
+    records = []
     for res in state.resources.values():
         if res.get("type") == STACK_TYPE:
             saved = (res.get("outputs") or {}).get(OWNER_ID_OUTPUT) or saved
@@ -99,14 +100,16 @@ def stack_owner(state: LastState, project: str, stack: str,
                        .get("annotations") or {})
         record = record_of(annotations) if isinstance(annotations, dict) else None
         if record is not None:
-            saved = saved or record.owner_id
-            recorded = recorded or record.owner_name
+            records.append(record)
+    saved = saved or next((r.owner_id for r in records if r.owner_id), None)
     url = env.get(BACKEND_ENV)
-    name = (owner_name(url, DIY_ORGANIZATION, project, stack)
-            if url and not url.startswith(("https://", "http://")) else recorded)
+    current = (owner_name(url, DIY_ORGANIZATION, project, stack)
+               if url and not url.startswith(("https://", "http://")) else None)
+    name = current or next((r.owner_name for r in records if r.owner_name), None)
     if name is None:
         return None
-    return StackIdentity(saved, name) if saved else StackIdentity(new_id(), name, saved=False)
+    me = StackIdentity(saved, name) if saved else StackIdentity(new_id(), name, saved=False)
+    return as_recorded(me, {str(i): r for i, r in enumerate(records)})
 
 
 def unknowns(plan: FleetPlan | None, state: LastState, inventory: OfflineInventory
