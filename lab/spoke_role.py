@@ -21,6 +21,10 @@ from lab.operator import operator_data
 from lab.paths import RELEASES
 from operations.access_roles import spoke_documents_of, stack_plans, subject
 
+# A namespace with this label is a lab test's scratch space, outside the admission
+# policy: the lab's smoke tests drive the engine, the provider and the exec plugin there
+# as the spoke identity, with objects no release has (the role's rights still apply).
+SCRATCH_LABEL = "knative-fleet.dev/lab-scratch"
 VERSIONS = ("1.22", "1.23")
 INGRESSES = ("kourier", "istio", "contour", "gateway-api")
 SOURCES = ("kafka", "rabbitmq", "redis", "github", "gitlab", "ceph")
@@ -95,5 +99,10 @@ def lab_role_documents(account: str, namespace: str,
                        bin_path: Path | None = None) -> list[dict[str, Any]]:
     """The admission policy and ClusterRole every lab stack's plan fits in, and their
     bindings to the account."""
-    return spoke_documents_of(lab_plans(bin_path),
+    docs = spoke_documents_of(lab_plans(bin_path),
                               subject(f"ServiceAccount:{namespace}/{account}"))
+    for doc in docs:
+        if doc["kind"] == "ValidatingAdmissionPolicyBinding":
+            doc["spec"]["matchResources"] = {"namespaceSelector": {"matchExpressions": [
+                {"key": SCRATCH_LABEL, "operator": "DoesNotExist"}]}}
+    return docs

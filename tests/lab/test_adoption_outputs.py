@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 
 from lab.handle import Lab
+from lab.spoke_role import SCRATCH_LABEL
 from lab.stack import Stack
 from lab.wait import wait_for
 from tests.support.exec_kubeconfig import exec_kubeconfig
@@ -56,7 +57,7 @@ def test_adopting_running_workloads_records_what_was_written(
     apps = client.AppsV1Api(spoke.api())
     core = client.CoreV1Api(spoke.api())
     namespace = f"adopt-{uuid.uuid4().hex[:6]}"
-    core.create_namespace({"metadata": {"name": namespace}})
+    core.create_namespace({"metadata": {"name": namespace, "labels": {SCRATCH_LABEL: "true"}}})
     stack = Stack(PROGRAM, "adopt", tmp_path / "state", lab.bin)
 
     def live() -> list:

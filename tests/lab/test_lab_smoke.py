@@ -16,6 +16,8 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from lab.handle import Lab
+from lab.removal import delete_namespaces
+from lab.spoke_role import SCRATCH_LABEL
 from lab.stack import Stack
 from lab.wait import wait_for
 from tests.support.exec_kubeconfig import exec_kubeconfig, profile_cluster
@@ -65,20 +67,22 @@ def test_pulumi_configmap_lifecycle_through_exec_plugin(lab: Lab, tmp_path: Path
     stack = Stack(SMOKE, "smoke", tmp_path / "state", lab.bin)
     stack.init()
     core = client.CoreV1Api(spoke.api())
+    core.create_namespace({"metadata": {"name": name, "labels": {SCRATCH_LABEL: "true"}}})
     try:
         for value in ("one", "two"):
             stack.write_config(SMOKE, {"lab-smoke:kubeconfig": exec_kubeconfig(lab, spoke.name),
                                        "lab-smoke:name": name, "lab-smoke:value": value})
             res = stack.up()
             assert res.ok, res.out
-            assert core.read_namespaced_config_map(name, "default").data == {"value": value}
+            assert core.read_namespaced_config_map(name, name).data == {"value": value}
         res = stack.destroy()
         assert res.ok, res.out
         with pytest.raises(ApiException) as err:
-            core.read_namespaced_config_map(name, "default")
+            core.read_namespaced_config_map(name, name)
         assert err.value.status == 404
     finally:
         stack.config_file(SMOKE).unlink(missing_ok=True)
+        delete_namespaces(spoke.api(), [name])
 
 
 def test_deployment_becomes_available(lab: Lab) -> None:

@@ -12,7 +12,7 @@ provider = k8s.Provider(
 )
 cm = k8s.core.v1.ConfigMap(
     "smoke",
-    metadata={"name": cfg.require("name"), "namespace": "default"},
+    metadata={"name": cfg.require("name"), "namespace": cfg.require("name")},
     data={"value": cfg.require("value")},
     opts=pulumi.ResourceOptions(provider=provider),
 )
