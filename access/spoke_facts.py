@@ -96,6 +96,12 @@ def read_anchor(api: client.ApiClient, namespace: str, name: str) -> dict[str, s
     return dict((cm.get("metadata") or {}).get("annotations") or {})
 
 
+def read_anchors(api: client.ApiClient) -> dict[str, dict[str, str] | None]:
+    """{"namespace/name" of each install anchor: its annotations, None when absent}."""
+    return {f"{namespace}/{name}": read_anchor(api, namespace, name)
+            for namespace, name in anchor_names().items()}
+
+
 def operator_crs(api: client.ApiClient) -> tuple[str, ...]:
     """Every KnativeServing and KnativeEventing on the spoke; none when the operator's
     CRDs are absent (the list answers 404)."""

@@ -15,7 +15,7 @@ from kubernetes.client import ApiClient
 from access import Reason, ResolutionError, ResolvedSpoke, SpokeFacts, to_kubeconfig
 from access.inventory import Inventory
 from access.spoke_client import connection_props
-from access.spoke_facts import anchor_names, read_anchor, spoke_api_client
+from access.spoke_facts import read_anchors, spoke_api_client
 from config.fleet import FleetConfig
 from core.errors import ReleaseError, TransformError
 from fleet.objects import aggregated_role_guards, component_install, guards_of
@@ -69,9 +69,7 @@ def hold_spoke(spoke: str, resolved: ResolvedSpoke, owner: StackIdentity,
     records again under it: two runs that both found the spoke unowned cannot both
     install (ownership.hold). Any answer but a clear one fails the spoke closed."""
     def still_mine(api: ApiClient) -> None:
-        anchors = {f"{ns}/{name}": read_anchor(api, ns, name)
-                   for ns, name in anchor_names().items()}
-        foreign = others(records_from(anchors), owner)
+        foreign = others(records_from(read_anchors(api)), owner)
         if foreign:
             raise OwnedByAnotherStack(install_refusal(spoke, foreign, owner))
 

@@ -28,7 +28,7 @@ from core.names import OWNER_ID_ANNOTATION
 from core.resource_types import MEMBERSHIP, SPOKE_TYPE
 from ownership.hold import Holder, RunHolds
 from ownership.identity import OWNER_ID_OUTPUT, StackIdentity, owner_name
-from ownership.records import Record, annotations_of, is_mine, others, record_of
+from ownership.records import Record, annotations_of, is_mine, others, records_from
 from ownership.refusals import hand_over_refusal
 
 if TYPE_CHECKING:
@@ -252,12 +252,10 @@ def hand_over(spoke: str, from_stack: str, to_stack: str, cfg: FleetConfig,
                             f"a hand-over of spoke {spoke!r} from {from_stack} to {to_stack}"))
     records: dict[str, Record | None] = {}
 
-    def movable(_api: client.ApiClient) -> None:
-        from access.spoke_facts import anchor_names, read_anchor
+    def movable(api: client.ApiClient) -> None:
+        from access.spoke_facts import read_anchors
 
-        with spoke_api_client(reached.connection, reached.credential) as api:
-            for namespace, name in anchor_names().items():
-                records[f"{namespace}/{name}"] = record_of(read_anchor(api, namespace, name))
+        records.update(records_from(read_anchors(api)))
         refusal = record_refusal(spoke, records, source, target, bool(dropped))
         if refusal:
             raise HandOverRefused(refusal)

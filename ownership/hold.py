@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -201,9 +201,10 @@ class RunHolds:
         with self._lock:
             return sorted(self._held)
 
-    def _each(self) -> Iterator[tuple[str, OpenApi]]:
+    def _each(self) -> list[tuple[str, OpenApi]]:
+        """The holds now, copied: no lock is held across a call to a spoke."""
         with self._lock:
-            yield from list(self._held.items())
+            return list(self._held.items())
 
     def _renew_loop(self) -> None:
         while not self._stop.wait(HOLD_SECONDS / 4):

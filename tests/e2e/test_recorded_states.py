@@ -1,6 +1,7 @@
 """Stack states written by the last released commit stay this checkout's to manage:
-its preview of each deletes and replaces nothing, and `pulumi destroy` of each, with
-the state exactly as that release wrote it, removes the install and leaves nothing.
+its preview of each deletes and replaces nothing, its `up` of one updates it in place,
+and `pulumi destroy` of each (the other one exactly as that release wrote it) removes
+the install and leaves nothing.
 
 The states are recorded on the lab at test time by the released program itself (the
 commit below, written out of git and run by the real engine), so they hold that
@@ -124,7 +125,14 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
     bad = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] in DESTRUCTIVE]
     assert bad == [], f"{recorded['shape']} recorded by {RELEASED_COMMIT[:10]}: {bad[:20]}"
 
-    # The state exactly as the release wrote it: its pickled providers run the deletes.
+    if recorded["shape"] == "one-spoke":
+        # This checkout's `up` of the release's state: in place, nothing deleted.
+        updated = new.up()
+        assert updated.ok, updated.out
+        changes = new.history()[0].get("resourceChanges") or {}
+        assert not set(changes) & DESTRUCTIVE, changes
+    # The two-spoke state exactly as the release wrote it, the one-spoke state after this
+    # checkout's `up`: the pickled providers a state holds run the deletes.
     destroyed = new.destroy()
     assert destroyed.ok, destroyed.out
     for spoke, api in recorded["apis"].items():
