@@ -66,12 +66,25 @@ define build_tools
 	fi
 endef
 
+# Knative's webhook commands the lab runs for its spokes (toolchain/webhooks.sh): the
+# default release's with the lab's tools, the other releases the tests install with theirs.
+define build_webhooks
+	@if ! toolchain/webhooks.sh $(1) 2>&1 >/dev/null | tee -a $(TOOLCHAIN_LOG) \
+	    | { grep --line-buffered -E 'webhooks: built' || true; }; then
+	  echo "toolchain: Knative's webhooks failed; the end of $(TOOLCHAIN_LOG):" >&2
+	  tail -n 40 $(TOOLCHAIN_LOG) >&2
+	  exit 1
+	fi
+endef
+
 toolchain:
 	$(call build_tools,, the lab's tools,.complete)
+	$(call build_webhooks,)
 
 # The tools only the tests use (the Knative Operator, actionlint): not built for the demo.
 test-tools:
 	$(call build_tools,--test-tools, the tests' tools,.test-tools-complete)
+	$(call build_webhooks,--tests)
 
 lab-up: venv toolchain
 	@$(PY) -m lab up

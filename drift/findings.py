@@ -5,7 +5,8 @@ spoke and compares it with the state (what the stack applied), without changing 
 state. A step `delete` is an object that is gone from the spoke; a step `update` is an
 object whose live fields differ, and its `detailedDiff` names the fields. The Kubernetes
 provider compares only what the stack wrote, so fields the cluster owns (status,
-defaults, the aggregation controller's rules) are not drift. Steps of resources that
+defaults) are not drift, nor are the fields the cluster writes into what the stack
+applied (knative.server_owned: Knative's webhook's rules and CA, aggregated rules). Steps of resources that
 are not Kubernetes objects (the provider, the fleet's own bookkeeping) are left out.
 """
 
@@ -15,6 +16,8 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+
+from knative.server_owned import server_owned_fields
 
 DELETED = "deleted"
 CHANGED = "changed"
@@ -78,10 +81,22 @@ def _spoke(step: Mapping) -> str:
     return step["urn"].rsplit("::", 1)[-1].split(":", 1)[0]
 
 
+def _cluster_owned(step: Mapping) -> tuple[str, ...]:
+    """The paths of the object the cluster writes (knative.server_owned: a webhook's rules
+    and CA, aggregated rules), each followed by what ends a path segment: changes there
+    are the cluster's, not drift, as the stack's `ignoreChanges` says."""
+    applied = (step.get("oldState") or {}).get("inputs") or {}
+    if "kind" not in applied or "metadata" not in applied:
+        return ()
+    return tuple(p + end for p in server_owned_fields(applied) for end in (".", "["))
+
+
 def _fields(step: Mapping) -> tuple[str, ...]:
     diff = step.get("detailedDiff") or {}
+    owned = _cluster_owned(step)
     keys = sorted(k for k in diff if not k.startswith(("status", "metadata.managedFields",
-                                                       "metadata.resourceVersion")))
+                                                       "metadata.resourceVersion"))
+                  and not k.startswith(owned) and f"{k}." not in owned)
     return tuple(keys)
 
 

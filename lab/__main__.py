@@ -17,7 +17,8 @@ from lab import register
 from lab.clusters import Kwok, answers, write_json
 from lab.paths import LAB_DIR_ENV, REPO, LabDir, lab_dir
 from lab.spoke_role import lab_role_documents
-from lab.toolchain import bin_dir, tool_env
+from lab.toolchain import bin_dir, tool_env, webhook_commands
+from lab.webhooks import service as webhook_host
 
 HUB = "hub"
 
@@ -33,9 +34,11 @@ def load_lab(where: LabDir) -> dict | None:
 def up(where: LabDir, spokes: int) -> dict:
     where.root.mkdir(parents=True, exist_ok=True)
     bin_path = bin_dir(build=True)
+    commands = webhook_commands(build=True)
     kwok = Kwok(bin_path, tool_env(bin_path), where)
     names = [HUB, *spoke_names(spokes)]
     lab = load_lab(where)
+    _remove_clusters_without_egress(kwok, names)
     existing = set(kwok.clusters())
     if lab:
         _remove_extra_spokes(kwok, lab, spokes)
@@ -47,6 +50,7 @@ def up(where: LabDir, spokes: int) -> dict:
         if all(n in existing for n in names) and all(
             answers(str(kwok.kubeconfig_path(n))) for n in names
         ):
+            webhook_host.start(where, commands)
             apply_spoke_rights(kwok, bin_path, spoke_names(spokes))
             print(f"lab: already up ({', '.join(names)}); spoke rights applied",
                   file=sys.stderr)
@@ -60,6 +64,7 @@ def up(where: LabDir, spokes: int) -> dict:
             kwok.delete(name)
         timings[name] = round(kwok.create(name), 1)
         print(f"lab: cluster {name} up in {timings[name]}s", file=sys.stderr)
+    webhook_host.start(where, commands)
     if set(timings) - {HUB}:
         forget_state(where, "a spoke it describes was created anew")
     hub_kc = kwok.kubeconfig_path(HUB)
@@ -93,6 +98,16 @@ def apply_spoke_rights(kwok: Kwok, bin_path: Path, spokes: list[str]) -> None:
     docs = lab_role_documents(register.SPOKE_SA, register.SPOKE_SA_NAMESPACE, bin_path)
     for name in spokes:
         register.apply_rbac(register.api_client(kwok.kubeconfig_path(name)), docs)
+
+
+def _remove_clusters_without_egress(kwok: Kwok, names: list[str]) -> None:
+    """A cluster made before the lab ran Knative's webhooks (no egress configuration, so
+    webhook admission off) is made anew: every test's spoke judges installs as a real one."""
+    for name in names:
+        if name in kwok.clusters() and not kwok.egress_config(name).exists():
+            print(f"lab: cluster {name} runs without webhook admission; making it anew",
+                  file=sys.stderr)
+            kwok.delete(name)
 
 
 def _remove_extra_spokes(kwok: Kwok, lab: dict, spokes: int) -> None:
@@ -158,6 +173,7 @@ def down(where: LabDir) -> None:
     bin_path = Path(lab["bin"]) if lab else bin_dir(build=False)
     kwok = Kwok(bin_path, tool_env(bin_path), where)
     names = [HUB, *[s["name"] for s in lab["spokes"]]] if lab else []
+    webhook_host.stop(where)
     for name in kwok.clusters():
         if name in names or not lab:
             kwok.delete(name)
@@ -178,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     p_dump.add_argument("--out", type=Path, default=None,
                         help="where the logs go (default: the lab's dump/)")
     sub.add_parser("down", help="delete the clusters this lab created")
+    sub.add_parser("webhooks", help="run the lab's webhook host in the foreground "
+                   "(`up` starts it in the background)")
     args = parser.parse_args(argv)
     where = lab_dir(args.dir)
     if args.cmd == "up":
@@ -188,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "dump":
         dump(where, args.out or where.dump)
         return 0
+    if args.cmd == "webhooks":
+        from lab.webhooks.host import run
+        webhook_host.stop(where)
+        return run(where.root, webhook_commands(build=True, tests=True))
     down(where)
     return 0
 

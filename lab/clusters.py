@@ -18,9 +18,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import yaml
 from kubernetes import client, config
 
+from lab.kwok_stages import stage_documents
 from lab.paths import LabDir, lab_dir
+from lab.toolchain import webhook_commands
+from lab.webhooks.egress import egress_configuration, socket_path
 
 KWOKCTL_CONFIG = """\
 kind: KwokctlConfiguration
@@ -37,12 +41,12 @@ COMPONENTS = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller",
 )
 FAKE_NODES = 2
-# Fake nodes run no containers, so no admission webhook a release registers (Knative's
-# among them) can ever answer; the apiservers skip webhook admission. A real spoke runs
-# them, and the product orders custom resources after the webhook Deployments for it.
-NO_WEBHOOK_ADMISSION = (
-    "kube-apiserver=disable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook"
-)
+# Webhook admission is on, as on every real spoke: the lab's webhook host (lab.webhooks)
+# runs Knative's webhooks for the pods kwok plays, and kube-apiserver reaches them at
+# their pod's address (aggregator routing: a Service's endpoint, not its cluster IP, which
+# nothing routes here) through its `cluster` egress, the host's proxy.
+AGGREGATOR_ROUTING = "kube-apiserver=enable-aggregator-routing=true"
+EGRESS_FLAG = "kube-apiserver=egress-selector-config-file="
 # kwokctl picks each component's port free when it writes the cluster's config; a second
 # kwokctl starting beside it (another lab, a test run) can take that port before the
 # component binds it. Then a component cannot listen, or this cluster's client reaches the
@@ -126,9 +130,17 @@ class Kwok:
                 self.delete(name)
         return time.monotonic() - start
 
+    def egress_config(self, name: str) -> Path:
+        return self.lab.egress / f"{name}.yaml"
+
     def _create_once(self, name: str) -> None:
         config = self.lab.kwokctl_config
-        config.write_text(KWOKCTL_CONFIG)
+        stages = stage_documents(webhook_commands(build=False) / "kwok-stages")
+        config.write_text(KWOKCTL_CONFIG + "".join(
+            "---\n" + yaml.safe_dump(doc, sort_keys=False) for doc in stages))
+        egress = self.egress_config(name)
+        egress.parent.mkdir(parents=True, exist_ok=True)
+        egress.write_text(egress_configuration(socket_path(self.lab.egress, name)))
         self.run(
             "create", "cluster", "--name", name, "--runtime", "binary",
             "--config", str(config),
@@ -138,7 +150,8 @@ class Kwok:
             "--kwok-controller-binary", str(self.bin / "kwok"),
             "--etcd-binary", str(self.bin / "etcd"),
             "--kubeconfig", str(self.kubeconfig_path(name)),
-            "--extra-args", NO_WEBHOOK_ADMISSION,
+            "--extra-args", AGGREGATOR_ROUTING,
+            "--extra-args", f"{EGRESS_FLAG}{egress}",
             "--wait", "3m",
         )
         self.run("scale", "node", "--name", name, "--replicas", str(FAKE_NODES))
@@ -149,6 +162,7 @@ class Kwok:
 
     def delete(self, name: str) -> None:
         self.run("delete", "cluster", "--name", name, check=False)
+        self.egress_config(name).unlink(missing_ok=True)
 
     def dump(self, name: str, out: Path) -> None:
         """Every component's log of cluster `name` into `out/name/`."""

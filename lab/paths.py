@@ -47,6 +47,17 @@ class LabDir:
         return self.root / "providers.json"
 
     @property
+    def egress(self) -> Path:
+        """Each cluster's egress configuration (`<cluster>.yaml`), which also tells the
+        webhook host which clusters the lab has, and their proxies' sockets."""
+        return self.root / "egress"
+
+    @property
+    def webhooks(self) -> Path:
+        """The webhook host's pid and log, and its webhook processes' logs per cluster."""
+        return self.root / "webhooks"
+
+    @property
     def dump(self) -> Path:
         return self.root / "dump"
 

@@ -11,6 +11,7 @@ from core.settings import Binaries, settings
 from lab.paths import REPO
 
 BUILD_SCRIPT = REPO / "toolchain" / "build.sh"
+WEBHOOKS_SCRIPT = REPO / "toolchain" / "webhooks.sh"
 
 
 def _build(*args: str) -> Path:
@@ -24,10 +25,22 @@ def bin_dir(build: bool = True) -> Path:
     return _build() if build else _build("--print")
 
 
+def webhook_commands(build: bool = True, tests: bool = False) -> Path:
+    """The directory of Knative's webhook commands and kwok's Stages (toolchain/webhooks.sh):
+    the default minor's, and with `tests` the minors only the tests install; built when
+    `build` and missing."""
+    args = ["--tests"] if tests else [] if build else ["--print"]
+    out = subprocess.run([str(WEBHOOKS_SCRIPT), *args], check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    return Path(out.strip().splitlines()[-1])
+
+
 def with_test_tools() -> Path:
     """The toolchain's bin directory once it also holds the tools only the tests use (the
     Knative Operator, actionlint), built on first use: the demo's toolchain leaves them
-    out, so a new machine's first `make demo` does not wait for them."""
+    out, so a new machine's first `make demo` does not wait for them), and Knative's
+    webhook commands of every release the tests install."""
+    webhook_commands(tests=True)
     return _build("--test-tools")
 
 

@@ -13,6 +13,13 @@ RACE = ("kwokctl scale node failed: Get https://127.0.0.1:32728/api: "
         "tls: failed to verify certificate: x509: certificate signed by unknown authority")
 
 
+@pytest.fixture(autouse=True)
+def _no_stage_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """kwok's Stages come from the toolchain's cache, which a unit test does not build."""
+    monkeypatch.setattr("lab.clusters.webhook_commands", lambda build: tmp_path)
+    monkeypatch.setattr("lab.clusters.stage_documents", lambda _dir: [{"kind": "Stage"}])
+
+
 class Scripted(Kwok):
     """A Kwok whose kwokctl calls fail as scripted (one entry per `create cluster`)."""
 

@@ -1,0 +1,54 @@
+"""A webhook pod as the lab plays it: Knative's command of the pod's component and minor,
+the pod's own environment (field references resolved), its ServiceAccount's rights."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lab.webhooks.process import NoWebhookCommand, impersonating_kubeconfig, pod_webhook
+
+POD = {
+    "metadata": {"name": "webhook-abc", "namespace": "knative-serving",
+                 "labels": {"app.kubernetes.io/version": "1.23.0", "role": "webhook"}},
+    "spec": {"serviceAccountName": "controller", "containers": [{
+        "image": "gcr.io/knative-releases/knative.dev/serving/cmd/webhook@sha256:00",
+        "ports": [{"name": "metrics", "containerPort": 9090},
+                  {"name": "https-webhook", "containerPort": 8443}],
+        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "SYSTEM_NAMESPACE",
+                 "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                {"name": "WEBHOOK_NAME", "value": "webhook"}]}]},
+    "status": {"podIP": "10.0.1.1", "phase": "Running"},
+}
+
+
+def test_the_pod_s_command_env_port_and_account() -> None:
+    webhook = pod_webhook("spoke-1", POD)
+    assert (webhook.component, webhook.minor, webhook.ip, webhook.port) == (
+        "serving", "1.23", "10.0.1.1", 8443)
+    assert webhook.service_account == "controller"
+    assert dict(webhook.env) == {"POD_NAME": "webhook-abc", "SYSTEM_NAMESPACE": "knative-serving",
+                                 "WEBHOOK_NAME": "webhook"}
+    assert webhook.key == ("spoke-1", "knative-serving", "webhook-abc")
+
+
+def test_an_unknown_image_or_version_is_no_webhook_command() -> None:
+    other = {**POD, "spec": {**POD["spec"], "containers": [
+        {**POD["spec"]["containers"][0], "image": "example.com/net-istio/webhook"}]}}
+    with pytest.raises(NoWebhookCommand, match="net-istio"):
+        pod_webhook("spoke-1", other)
+    unlabelled = {**POD, "metadata": {**POD["metadata"], "labels": {}}}
+    with pytest.raises(NoWebhookCommand, match="version label"):
+        pod_webhook("spoke-1", unlabelled)
+
+
+def test_the_kubeconfig_acts_as_the_pod_s_service_account(tmp_path: Path) -> None:
+    admin = tmp_path / "admin.kubeconfig"
+    admin.write_text(yaml.safe_dump({"users": [{"name": "admin", "user": {"token": "t"}}]}))
+    out = impersonating_kubeconfig(admin, "knative-serving", "controller", tmp_path / "w" / "k")
+    user = yaml.safe_load(out.read_text())["users"][0]["user"]
+    assert user == {"token": "t", "as": "system:serviceaccount:knative-serving:controller"}
+    assert out.stat().st_mode & 0o077 == 0
