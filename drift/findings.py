@@ -6,8 +6,9 @@ state. A step `delete` is an object that is gone from the spoke; a step `update`
 object whose live fields differ, and its `detailedDiff` names the fields. The Kubernetes
 provider compares only what the stack wrote, so fields the cluster owns (status,
 defaults) are not drift, nor are the fields the cluster writes into what the stack
-applied (knative.server_owned: Knative's webhook's rules and CA, aggregated rules). Steps of resources that
-are not Kubernetes objects (the provider, the fleet's own bookkeeping) are left out.
+applied (knative.server_owned: Knative's webhook's rules and CA, aggregated rules).
+Steps of resources that are not Kubernetes objects (the provider, the fleet's own
+bookkeeping) are left out.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
         target = route(host, port) or (host, port)
         up_reader, up_writer = await asyncio.wait_for(
             asyncio.open_connection(*target), CONNECT_TIMEOUT_S)
-    except (OSError, ValueError, asyncio.TimeoutError, asyncio.IncompleteReadError):
+    except (TimeoutError, OSError, ValueError, asyncio.IncompleteReadError):
         with contextlib.suppress(Exception):
             writer.write(b"HTTP/1.1 503 Service Unavailable\r\n\r\n")
             await writer.drain()

@@ -105,7 +105,8 @@ class Cluster:
                 if raw["metadata"]["uid"] not in self.missing:
                     self.missing.add(raw["metadata"]["uid"])
                     log(f"{self.name}: no {webhook.component} {webhook.minor} webhook command "
-                        f"at {command} for pod {key[1]}/{key[2]}: run toolchain/webhooks.sh --tests")
+                        f"at {command} for pod {key[1]}/{key[2]}: "
+                        "run toolchain/webhooks.sh --tests")
                 return
             proc = self.procs[key] = WebhookProcess(
                 webhook, command, self.kubeconfig, self.work, preexec=_die_with_parent)
