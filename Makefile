@@ -102,10 +102,15 @@ lab-dump: venv
 demo: lab-up $(PULUMI_TOOLS)
 	@mkdir -p $(STATE)
 	$(PULUMI) stack select demo --create --non-interactive >/dev/null
-	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-up.log --outputs demo -- pulumi up --yes --skip-preview --non-interactive --stack demo
+	$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-up.log --outputs demo -- pulumi up $(UP_FLAGS) --stack demo
 
 demo-destroy: venv $(PULUMI_TOOLS)
 	@$(TOOLS_ENV) $(PY) -m lab.progress .lab/demo-destroy.log -- pulumi destroy --yes --skip-preview --non-interactive --stack demo
+
+# Every `up`: one spoke's failure (an object its Knative webhook refuses, a spoke that
+# stops answering) does not stop the other spokes' changes; what depends on the failed
+# object is left as it was, and the run fails naming it (README, "Operations").
+UP_FLAGS := --yes --skip-preview --non-interactive --continue-on-error
 
 # PR review of a stack's preview: .review/$(STACK)/report.md and report.json (docs/review.md).
 STACK ?= demo
@@ -117,7 +122,8 @@ review: venv $(PULUMI_TOOLS)
 # changed when they differ (docs/review.md, "The reviewed change lands").
 REVIEWED ?= .review/$(STACK)/report.json
 apply: venv $(PULUMI_TOOLS)
-	KNATIVE_FLEET_REVIEWED="$(abspath $(REVIEWED))" $(PULUMI) up --yes --skip-preview --non-interactive --stack $(STACK)
+	KNATIVE_FLEET_REVIEWED="$(abspath $(REVIEWED))" $(TOOLS_ENV) $(PY) -m lab.progress \
+	  .lab/apply-$(STACK).log -- pulumi up $(UP_FLAGS) --stack $(STACK)
 
 # The fleet-wide view, from the stacks' outputs: per stack and spoke the ring, resolution,
 # versions, ready and last update (docs/runner.md). STACKS is a name pattern.
@@ -131,7 +137,8 @@ drift: venv $(PULUMI_TOOLS)
 	$(TOOLS_ENV) $(PY) -m drift --stack $(STACK)
 
 drift-repair: venv $(PULUMI_TOOLS)
-	$(PULUMI) up --refresh --yes --skip-preview --non-interactive --stack $(STACK)
+	$(TOOLS_ENV) $(PY) -m lab.progress .lab/drift-repair-$(STACK).log -- \
+	  pulumi up --refresh $(UP_FLAGS) --stack $(STACK)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -27,6 +27,11 @@ STEP = re.compile(
 SPOKE_DONE = re.compile(
     r"^\s*[-+~<>=*]+\s+knative-fleet:index:Spoke\s+(?P<spoke>[a-z0-9][a-z0-9-]*)\s+"
     r"(?P<verb>created|updated|deleted|[a-z]+ing failed)(?:\s+\((?P<took>[^)]*)\))?")
+# A diagnostic's resource header, e.g.
+#   kubernetes:core/v1:ConfigMap (spoke-1:knative-serving/config-autoscaler):
+DIAGNOSTIC_OF = re.compile(r"^\s+\S+:\S+ \((?P<spoke>[a-z0-9][a-z0-9-]*):(?P<object>[^)\s]+)\):$")
+# What an admission webhook of the spoke answered when it refused an object.
+REFUSED = re.compile(r'admission webhook "(?P<webhook>[^"]+)" denied the request: (?P<why>.*)$')
 # Pulumi's summary starts with one of these headers; from there its lines are shown,
 # but for the outputs (shown one line a spoke after the run instead).
 SUMMARY = ("Diagnostics:", "Outputs:", "Resources:")
@@ -38,6 +43,8 @@ def summarize(lines: Iterable[str]) -> Iterator[str]:
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     in_summary = False
     section = ""
+    of: re.Match[str] | None = None
+    refusals: list[str] = []
     for line in lines:
         line = line.rstrip("\n")
         if in_summary or line.strip() in SUMMARY:
@@ -46,6 +53,14 @@ def summarize(lines: Iterable[str]) -> Iterator[str]:
                 in_summary = True
             if line and not line[0].isspace():
                 section = line.strip()
+                if section == "Outputs:" and refusals:
+                    yield from _refused(refusals)
+                    refusals = []
+            of = DIAGNOSTIC_OF.match(line) or of
+            refused = REFUSED.search(line)
+            if refused and of is not None:
+                refusals.append(f"  {of['spoke']}: {of['object']} refused by Knative's webhook "
+                                f"{refused['webhook']}: {refused['why']}")
             if section != "Outputs:":
                 yield line
             continue
@@ -62,6 +77,15 @@ def summarize(lines: Iterable[str]) -> Iterator[str]:
                 yield line.strip()
     if not in_summary:
         yield from _report(counts, sorted(counts))
+    yield from _refused(refusals)
+
+
+def _refused(refusals: list[str]) -> Iterator[str]:
+    """One line per object a spoke's admission webhook refused, with the webhook's own
+    words: the spoke, what to fix and why, under Pulumi's diagnostics."""
+    if refusals:
+        yield "Refused on the spokes (fix the value in the stack's config, then run again):"
+        yield from dict.fromkeys(refusals)
 
 
 def _report(counts: dict[str, Counter[str]], spokes: list[str], took: str = "") -> Iterator[str]:

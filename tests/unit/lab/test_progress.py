@@ -52,3 +52,39 @@ def test_the_spokes_output_one_line_each() -> None:
         "  spoke-1: ready serving 1.23.0 eventing 1.23.0 TargetClusterResolved=True "
         "https://127.0.0.1:6443",
         "  spoke-2: NOT ready TargetClusterResolved=False (ClusterProfileNotFound)"]
+
+
+# Pulumi's own lines (cut here to fit the line length; Pulumi prints each on one line).
+DENIED = ('admission webhook "config.webhook.serving.knative.dev" denied the request: '
+          "validation failed: target concurrency of -3.5, can't be less than 0.01")
+REFUSED = "\n".join([
+    "Updating (demo):",
+    " ~  kubernetes:core/v1:ConfigMap spoke-1:knative-serving/config-autoscaler "
+    "**updating failed** [diff: ~data]; error: 1 error occurred:",
+    " ~  kubernetes:core/v1:ConfigMap spoke-2:knative-serving/config-autoscaler updated "
+    "(0.2s) [diff: ~data]",
+    "Diagnostics:",
+    "  kubernetes:core/v1:ConfigMap (spoke-1:knative-serving/config-autoscaler):",
+    "    error: 1 error occurred:",
+    '    \t* the Kubernetes API server reported that "knative-serving/config-autoscaler" '
+    "failed to fully initialize or become live: " + DENIED,
+    "",
+    "  pulumi:pulumi:Stack (knative-fleet-demo):",
+    "    error: Program failed with an unhandled exception:",
+    "Outputs:",
+    "    spokes: {}",
+    "Resources:",
+    "    ~ 1 updated",
+    ""])
+
+
+def test_a_refusal_by_knative_s_webhook_names_the_spoke_object_and_knative_s_words() -> None:
+    shown = list(summarize(REFUSED.splitlines(keepends=True)))
+    at = shown.index("Refused on the spokes (fix the value in the stack's config, then run "
+                     "again):")
+    assert shown[at + 1] == (
+        "  spoke-1: knative-serving/config-autoscaler refused by Knative's webhook "
+        "config.webhook.serving.knative.dev: validation failed: target concurrency of -3.5, "
+        "can't be less than 0.01")
+    assert not any(line.startswith("  spoke-2: knative-serving") for line in shown)
+    assert shown.index("Resources:") > at
