@@ -31,6 +31,11 @@ DERIVED_OBJECTS = {("/ConfigMap", "kube-root-ca.crt"), ("/ServiceAccount", "defa
 SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation",
                    "managedFields", "selfLink")
 SERVER_ANNOTATIONS = ("deployment.kubernetes.io/revision",)
+# What Knative's webhook writes into the objects an install applies, different on every
+# cluster: its CA in each webhook's clientConfig, and its certificates in its Secret.
+WEBHOOK_CONFIGURATIONS = ("admissionregistration.k8s.io/ValidatingWebhookConfiguration",
+                          "admissionregistration.k8s.io/MutatingWebhookConfiguration")
+WEBHOOK_CERTIFICATES = frozenset({"ca-cert.pem", "server-cert.pem", "server-key.pem"})
 SERVER_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
                  "batch.kubernetes.io/job-name")
 
@@ -54,6 +59,13 @@ def normalize(key: Key, obj: dict) -> dict:
         else:
             meta.pop(field, None)
     obj["metadata"] = meta
+    if key[0] in WEBHOOK_CONFIGURATIONS:
+        obj["webhooks"] = [
+            {**w, "clientConfig": {k: v for k, v in (w.get("clientConfig") or {}).items()
+                                   if k != "caBundle"}}
+            for w in obj.get("webhooks") or []]
+    if key[0] == "/Secret" and obj.get("data") and set(obj["data"]) <= WEBHOOK_CERTIFICATES:
+        obj.pop("data")
     spec = obj.get("spec")
     if key[0] == "/Service" and isinstance(spec, dict):
         spec = _written_service_spec(spec, (raw_meta or {}).get("managedFields") or [])

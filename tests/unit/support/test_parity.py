@@ -33,6 +33,22 @@ def test_normalize_drops_what_the_server_fills_in() -> None:
     assert parity.normalize(SVC, svc)["spec"] == {"type": "ClusterIP"}
 
 
+def test_normalize_drops_what_each_cluster_s_knative_webhook_writes() -> None:
+    hook = ("admissionregistration.k8s.io/ValidatingWebhookConfiguration", "", "v.x.dev")
+    config = {"metadata": {"name": "v.x.dev"}, "webhooks": [{
+        "name": "v.x.dev", "rules": [{"resources": ["services"]}],
+        "clientConfig": {"caBundle": "Q0E=", "service": {"name": "webhook"}}}]}
+    assert parity.normalize(hook, config)["webhooks"] == [{
+        "name": "v.x.dev", "rules": [{"resources": ["services"]}],
+        "clientConfig": {"service": {"name": "webhook"}}}]
+    certs = {"metadata": {"name": "webhook-certs"},
+             "data": {"ca-cert.pem": "x", "server-cert.pem": "y", "server-key.pem": "z"}}
+    secret = ("/Secret", "knative-serving", "webhook-certs")
+    assert parity.normalize(secret, certs) == {"metadata": {"name": "webhook-certs"}}
+    other = {"metadata": {"name": "keys"}, "data": {"server-key.pem": "z", "token": "t"}}
+    assert parity.normalize(("/Secret", "ns", "keys"), other)["data"] == other["data"]
+
+
 def test_normalize_drops_allocated_node_ports_and_keeps_the_ones_a_writer_set() -> None:
     owned = {"f:spec": {"f:type": {}, "f:ports": {
         ".": {}, 'k:{"port":443,"protocol":"TCP"}': {"f:nodePort": {}, "f:port": {}},
