@@ -14,10 +14,12 @@ import pulumi_kubernetes as k8s
 from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
 from components.owner_guard import SpokeOwnerGuard
 from components.release_object import ReleaseObject
+from components.webhooks_first import WebhookConfigurationsFirst
 from core.resource_types import SPOKE_TYPE
 from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
 from knative import manifests
 from knative.plan import Stage
+from knative.server_owned import WEBHOOK_CONFIGURATIONS
 
 
 class Spoke(pulumi.ComponentResource):
@@ -59,6 +61,8 @@ class Spoke(pulumi.ComponentResource):
         )
         self.deployments = []
         self.registered = []
+        self._spoke_name = name
+        self._spoke_install = install
         self._anchors: list[pulumi.Resource] = []
         roots = self._guard_aggregated_roles(name, install, after)
         for component in install.components:
@@ -133,6 +137,7 @@ class Spoke(pulumi.ComponentResource):
         order holds through it."""
         done: dict[Stage, list[pulumi.Resource]] = {}
         owner: pulumi.Output[dict] | None = None
+        configurations: list[pulumi.Resource] = []
         for stage in component.stages:
             deps = (list(dict.fromkeys(r for s in stage.after for r in done[s]))
                     if stage.after else list(roots))
@@ -147,6 +152,8 @@ class Spoke(pulumi.ComponentResource):
                 else:
                     body = obj.body
                 res = self._register(obj, body, [*deps, *(self._guards[r] for r in obj.guards)])
+                if obj.body["kind"] in WEBHOOK_CONFIGURATIONS:
+                    configurations.append(res)
                 if obj.role is Role.ANCHOR:
                     self._anchors.append(res)
                     owner = pulumi.Output.all(res.id, res.metadata).apply(  # type: ignore[attr-defined]
@@ -155,6 +162,22 @@ class Spoke(pulumi.ComponentResource):
             if stage.readiness:
                 self.deployments.extend(resources)
             done[stage.stage] = resources or deps
+        if component.webhooks_first is not None:
+            self._webhooks_first(component, [
+                *configurations, *done.get(Stage.NAMESPACED, []),
+                *done.get(Stage.DEPLOYMENTS, [])])
+
+    def _webhooks_first(self, component: ComponentInstall,
+                        after: list[pulumi.Resource]) -> None:
+        """The component's webhook configurations' remover, after them, its Deployments
+        and namespaced objects, so deleted before all of those (components.webhooks_first)."""
+        install = self._spoke_install
+        assert component.webhooks_first is not None
+        self.registered.append(WebhookConfigurationsFirst(
+            component.webhooks_first, spoke=self._spoke_name,
+            configurations=list(component.webhook_configurations),
+            connection=install.connection, plugin_timeout_s=install.plugin_timeout_s,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(dict.fromkeys(after)))))
 
 
 def _owner_reference(anchor_name: str, id_and_metadata: list) -> dict:

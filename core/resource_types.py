@@ -51,5 +51,10 @@ SPOKE_OWNER_GUARD = DynamicKind(
     "SpokeOwnerGuard",
     ("spoke", "owner", "ownerId", "anchors", "connection", "pluginTimeoutSeconds"))
 
+# Deleted before a component's Deployments and namespaced objects: its delete removes the
+# component's admission webhook configurations while their webhooks still answer.
+WEBHOOKS_FIRST = DynamicKind(
+    "WebhookConfigurationsFirst", ("spoke", "configurations", "connection", "pluginTimeoutSeconds"))
+
 DYNAMIC_KINDS = (MEMBERSHIP, WAVE_GATE, APPROVAL_GATE, AGGREGATED_ROLE_GUARD,
-                 AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD)
+                 AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD, WEBHOOKS_FIRST)

@@ -11,7 +11,7 @@ from fleet.plan import AggregatedRoleGuard, ComponentInstall, PlannedObject, Pla
 from knative import manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
 from knative.plan import InstallPlan, InstallStage, Stage
-from knative.server_owned import server_owned_fields
+from knative.server_owned import WEBHOOK_CONFIGURATIONS, server_owned_fields
 
 # One field manager for every stack and every reinstall: CRDs kept by an earlier
 # destroy, or objects applied by another fleet stack, are adopted instead of
@@ -92,7 +92,14 @@ def component_install(spoke: str, plan: InstallPlan, gated: bool,
                         for obj in stage.objects)
         stages.append(PlannedStage(stage.name, stage.after, objects,
                                    readiness=stage.name is Stage.DEPLOYMENTS))
-    return ComponentInstall(plan.component, plan.version, tuple(stages))
+    configurations = tuple(sorted(
+        f"{o['kind']}/{o['metadata']['name']}" for stage in plan.stages for o in stage.objects
+        if o["kind"] in WEBHOOK_CONFIGURATIONS))
+    return ComponentInstall(
+        plan.component, plan.version, tuple(stages),
+        webhooks_first=f"{spoke}:{plan.namespace}/webhook-configurations-first"
+        if configurations else None,
+        webhook_configurations=configurations)
 
 
 def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,

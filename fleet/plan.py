@@ -64,6 +64,10 @@ class ComponentInstall:
     component: str
     version: str
     stages: tuple[PlannedStage, ...]
+    # The resource that removes the component's webhook configurations first on uninstall
+    # (components.webhooks_first), with "Kind/name" of each; None: the component has none.
+    webhooks_first: str | None = None
+    webhook_configurations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,13 +29,7 @@ class Stage(StrEnum):
     ANCHOR = "anchor"
     NAMESPACED = "namespaced"
     DEPLOYMENTS = "deployments"
-    WEBHOOKS = "webhooks"
     CUSTOM = "custom"
-
-
-# Admission webhook configurations: applied once the webhooks they name answer, and
-# deleted before them (InstallPlan.stages).
-WEBHOOK_KINDS = frozenset({"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"})
 
 
 @dataclass(frozen=True)
@@ -76,14 +70,6 @@ class InstallPlan:
           namespaced object names one dependency instead of a hundred (which keeps the
           stack state, and every checkpoint write, small);
         - namespaced and deployments: the install namespace's objects, owned by the anchor;
-        - webhooks: the release's admission webhook configurations, once every Deployment
-          is Available (so their webhooks answer) and every other object of the namespace
-          is applied; on uninstall they go before all of those. A configuration whose
-          webhook no longer answers refuses what it matches (`failurePolicy: Fail`): the
-          garbage collector's removal of a deleted object's `foregroundDeletion` finalizer
-          (an update Knative's webhooks judge) and, through Eventing's SinkBinding webhook,
-          every Deployment update in the cluster. Deleting the configurations first, while
-          their webhooks still answer, leaves no such window;
         - custom: the release's own custom resources, which go through its admission
           webhooks, which answer only once their Deployments are Available (the operator
           retries instead).
@@ -91,9 +77,7 @@ class InstallPlan:
         rendered = self.rendered
         custom_kinds = defined_kinds(rendered.crds)
         unowned = [*rendered.cluster_scoped, *rendered.external]
-        webhooks = [o for o in unowned if o["kind"] in WEBHOOK_KINDS]
-        cluster = [o for o in unowned
-                   if group_kind(o) not in custom_kinds and o["kind"] not in WEBHOOK_KINDS]
+        cluster = [o for o in unowned if group_kind(o) not in custom_kinds]
         cluster_custom = [o for o in unowned if group_kind(o) in custom_kinds]
         plain = [o for o in rendered.namespaced if group_kind(o) not in custom_kinds]
         custom = [o for o in rendered.namespaced if group_kind(o) in custom_kinds]
@@ -112,10 +96,8 @@ class InstallPlan:
             InstallStage(Stage.DEPLOYMENTS,
                          tuple(o for o in plain if o["kind"] == "Deployment"),
                          (Stage.ANCHOR,), owned=True),
-            InstallStage(Stage.WEBHOOKS, tuple(webhooks),
-                         (Stage.NAMESPACED, Stage.DEPLOYMENTS), owned=False),
-            InstallStage(Stage.CUSTOM, tuple(custom),
-                         (Stage.ANCHOR, Stage.DEPLOYMENTS, Stage.WEBHOOKS), owned=True),
+            InstallStage(Stage.CUSTOM, tuple(custom), (Stage.ANCHOR, Stage.DEPLOYMENTS),
+                         owned=True),
         )
 
 

@@ -32,6 +32,7 @@ from core.resource_types import (
     SPOKE_TYPE,
     STACK_TYPE,
     WAVE_GATE,
+    WEBHOOKS_FIRST,
     DynamicKind,
 )
 from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
@@ -217,6 +218,11 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
                 if obj.role is Role.ANCHOR:
                     uid = _anchor_uid(walk, urn, op)
                 ops.append(op)
+        if component.webhooks_first is not None:
+            name = component.webhooks_first
+            ops.append(_dynamic(walk, WEBHOOKS_FIRST, name, spoke_urn, {
+                "id": name, "configurations": sorted(component.webhook_configurations),
+                **common}))
     owner = install.owner_guard
     if owner is not None:
         ops.append(_dynamic(walk, SPOKE_OWNER_GUARD, owner.name, spoke_urn,

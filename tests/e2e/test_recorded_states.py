@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from core.resource_types import APPROVAL_GATE, DYNAMIC_KINDS
+from core.resource_types import APPROVAL_GATE, DYNAMIC_KINDS, WEBHOOKS_FIRST
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
 from lab.paths import REPO
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.e2e
 # The last released commit: the newest one whose CI passed and that landed on main.
 RELEASED_COMMIT = "7dbe179896a57b1ef5a076066d1561c1e64cd3f5"
 # Dynamic resources the released commit did not have: no recorded state can hold them.
-NEWER_KINDS = {APPROVAL_GATE.type}
+NEWER_KINDS = {APPROVAL_GATE.type, WEBHOOKS_FIRST.type}
 DESTRUCTIVE = {"delete", "replace", "create-replacement", "delete-replaced",
                "discard", "discard-replaced"}
 RINGS = {"spoke-1": "canary", "spoke-2": "main"}

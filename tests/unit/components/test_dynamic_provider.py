@@ -11,6 +11,7 @@ from components import (
     membership,
     owner_guard,
     wave_gate,
+    webhooks_first,
 )
 from core import resource_types as types
 
@@ -23,6 +24,7 @@ RESOURCES = [
     (aggregated_role_guard.AggregatedRoleSweep, aggregated_role_guard._Provider,
      types.AGGREGATED_ROLE_SWEEP),
     (owner_guard.SpokeOwnerGuard, owner_guard._Provider, types.SPOKE_OWNER_GUARD),
+    (webhooks_first.WebhookConfigurationsFirst, webhooks_first._Provider, types.WEBHOOKS_FIRST),
 ]
 
 

@@ -71,8 +71,6 @@ def synthetic_plan(namespace_existed: bool = False) -> planning.InstallPlan:
         crds=[_crd("Thing", "Cluster"), _crd("Widget", "Namespaced")],
         cluster_scoped=[_o("x.dev/v1", "Thing", "t1"),
                         _o("rbac.authorization.k8s.io/v1", "ClusterRole", "role"),
-                        _o("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration",
-                           "validation.webhook.x.dev"),
                         _o("y.dev/v1", "Thing", "other-group")],
         namespaced=[_o("v1", "ConfigMap", "c", ns), _o("x.dev/v1", "Widget", "w", ns),
                     _o("apps/v1", "Deployment", "d", ns), _o("v1", "Service", "s", ns)],
@@ -99,9 +97,7 @@ def test_stages_order_dependencies_and_ownership() -> None:
         ("anchor", ("namespace", "crds", "cluster", "cluster-custom"), False),
         ("namespaced", ("anchor",), True),
         ("deployments", ("anchor",), True),
-        # After everything of the namespace, so deleted before it (their webhooks too).
-        ("webhooks", ("namespaced", "deployments"), False),
-        ("custom", ("anchor", "deployments", "webhooks"), True),
+        ("custom", ("anchor", "deployments"), True),
     ]
 
 
@@ -116,7 +112,6 @@ def test_stages_split_objects_by_the_kinds_the_release_crds_define() -> None:
         "anchor": ["anchor"],
         "namespaced": ["c", "s"],
         "deployments": ["d"],
-        "webhooks": ["validation.webhook.x.dev"],
         "custom": ["w"],
     }
 
