@@ -30,8 +30,10 @@ SPOKE_DONE = re.compile(
 # A diagnostic's resource header, e.g.
 #   kubernetes:core/v1:ConfigMap (spoke-1:knative-serving/config-autoscaler):
 DIAGNOSTIC_OF = re.compile(r"^\s+\S+:\S+ \((?P<spoke>[a-z0-9][a-z0-9-]*):(?P<object>[^)\s]+)\):$")
-# What an admission webhook of the spoke answered when it refused an object.
+# What an admission webhook of the spoke answered when it refused an object, and the API
+# server's words when the webhook did not answer (failurePolicy Fail refuses then too).
 REFUSED = re.compile(r'admission webhook "(?P<webhook>[^"]+)" denied the request: (?P<why>.*)$')
+UNANSWERED = re.compile(r'failed calling webhook "(?P<webhook>[^"]+)": (?P<why>.*)$')
 # Pulumi's summary starts with one of these headers; from there its lines are shown,
 # but for the outputs (shown one line a spoke after the run instead).
 SUMMARY = ("Diagnostics:", "Outputs:", "Resources:")
@@ -58,9 +60,15 @@ def summarize(lines: Iterable[str]) -> Iterator[str]:
                     refusals = []
             of = DIAGNOSTIC_OF.match(line) or of
             refused = REFUSED.search(line)
+            unanswered = UNANSWERED.search(line)
             if refused and of is not None:
                 refusals.append(f"  {of['spoke']}: {of['object']} refused by Knative's webhook "
                                 f"{refused['webhook']}: {refused['why']}")
+            elif unanswered and of is not None:
+                refusals.append(
+                    f"  {of['spoke']}: {of['object']} refused: Knative's webhook "
+                    f"{unanswered['webhook']} did not answer ({unanswered['why']}); run again "
+                    "once its Deployment is Available")
             if section != "Outputs:":
                 yield line
             continue
@@ -84,7 +92,8 @@ def _refused(refusals: list[str]) -> Iterator[str]:
     """One line per object a spoke's admission webhook refused, with the webhook's own
     words: the spoke, what to fix and why, under Pulumi's diagnostics."""
     if refusals:
-        yield "Refused on the spokes (fix the value in the stack's config, then run again):"
+        yield ("Refused on the spokes (a value a webhook refused: fix it in the stack's "
+               "config, then run again):")
         yield from dict.fromkeys(refusals)
 
 

@@ -157,7 +157,14 @@ def test_deleted_anchor_is_collected_then_restored_by_refresh(world: dict) -> No
     wait_for(lambda: not deployments_available(api, "knative-serving"), timeout=120,
              interval=1, what="GC collecting the Deployments")
     assert deployments_available(api, "knative-serving") == {}, "GC did not collect Deployments"
-    res = stack.up("--refresh")
+    # The webhook configurations outlive the anchor's objects: until the restored webhook
+    # answers, Knative's config webhook (failurePolicy Fail) refuses the ConfigMaps it
+    # judges, as on a real spoke. The first run restores the rest and names those; the
+    # next run, the webhook Available again, completes.
+    res = stack.up("--refresh", "--continue-on-error")
+    if not res.ok:
+        assert 'failed calling webhook "config.webhook.serving.knative.dev"' in res.out, res.out
+        res = stack.up("--continue-on-error")
     assert res.ok, res.out
     deployments = deployments_available(api, "knative-serving")
     assert deployments and all(deployments.values())

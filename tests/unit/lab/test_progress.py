@@ -80,11 +80,23 @@ REFUSED = "\n".join([
 
 def test_a_refusal_by_knative_s_webhook_names_the_spoke_object_and_knative_s_words() -> None:
     shown = list(summarize(REFUSED.splitlines(keepends=True)))
-    at = shown.index("Refused on the spokes (fix the value in the stack's config, then run "
-                     "again):")
+    at = shown.index("Refused on the spokes (a value a webhook refused: fix it in the "
+                     "stack's config, then run again):")
     assert shown[at + 1] == (
         "  spoke-1: knative-serving/config-autoscaler refused by Knative's webhook "
         "config.webhook.serving.knative.dev: validation failed: target concurrency of -3.5, "
         "can't be less than 0.01")
     assert not any(line.startswith("  spoke-2: knative-serving") for line in shown)
     assert shown.index("Resources:") > at
+
+
+def test_a_webhook_that_did_not_answer_says_to_run_again() -> None:
+    lines = ["Diagnostics:",
+             "  kubernetes:core/v1:ConfigMap (spoke-1:knative-serving/config-domain):",
+             '    * creation failed: Internal error occurred: failed calling webhook '
+             '"config.webhook.serving.knative.dev": failed to call webhook: no endpoints',
+             "Resources:"]
+    shown = list(summarize(lines))
+    assert ("  spoke-1: knative-serving/config-domain refused: Knative's webhook "
+            "config.webhook.serving.knative.dev did not answer (failed to call webhook: no "
+            "endpoints); run again once its Deployment is Available") in shown
