@@ -39,14 +39,18 @@ class _Provider(GuardProvider):
     kind = SPOKE_OWNER_GUARD
 
     def delete_step(self, props: dict[str, Any]) -> None:
-        from lifecycle import owner_guard
+        from lifecycle import owner_guard, webhooks_first
 
         owner_guard.check_owner(props)
+        # The spoke's whole install goes: its webhook configurations first, while their
+        # webhooks answer (lifecycle.webhooks_first; a state without WebhookConfigurationsFirst).
+        webhooks_first.delete_install_configurations_or_refuse(props)
 
     def delete_failed(self, props: dict[str, Any], exc: Exception) -> str | None:
+        from lifecycle.webhooks_first import WebhookConfigurationsLeft
         from ownership.errors import OwnershipError
 
-        if isinstance(exc, OwnershipError):
+        if isinstance(exc, OwnershipError | WebhookConfigurationsLeft):
             return None
         return (f"spoke {props.get('spoke')!r}: could not check the owner record before "
                 f"deleting its install: {type(exc).__name__}: {exc}; nothing on the spoke "

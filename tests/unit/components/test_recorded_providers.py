@@ -29,6 +29,7 @@ from lifecycle import aggregated_roles as lifecycle_roles
 from lifecycle import membership as lifecycle_membership
 from lifecycle import owner_guard as lifecycle_owner
 from lifecycle import wave_gate as lifecycle_wave
+from lifecycle import webhooks_first as lifecycle_webhooks
 
 RECORDED = Path(__file__).parent / "recorded_providers"
 
@@ -170,10 +171,27 @@ def test_an_aggregated_role_delete_runs_in_lifecycle(
 
 
 def test_the_owner_guards_delete_runs_in_lifecycle(monkeypatch: pytest.MonkeyPatch) -> None:
-    ran: list[dict[str, Any]] = []
-    monkeypatch.setattr(lifecycle_owner, "check_owner", ran.append)
+    ran: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(lifecycle_owner, "check_owner", lambda p: ran.append(("check", p)))
+    monkeypatch.setattr(lifecycle_webhooks, "delete_install_configurations",
+                        lambda p: ran.append(("webhooks", p)))
     unpickle(recorded("owner_guard")).delete("x", PROPS)
-    assert ran == [PROPS]
+    # The check first; the install's webhook configurations only once it passed.
+    assert ran == [("check", PROPS), ("webhooks", PROPS)]
+
+    def unreachable(_props: dict[str, Any]) -> None:
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(lifecycle_owner, "check_owner", lambda p: None)
+    monkeypatch.setattr(lifecycle_webhooks, "delete_install_configurations", unreachable)
+    with pytest.raises(lifecycle_webhooks.WebhookConfigurationsLeft,
+                       match="^spoke 'spoke-1': could not delete the install's webhook "
+                       "configurations before their webhooks: OSError: connection refused; "
+                       "nothing on the spoke was deleted"):
+        unpickle(recorded("owner_guard")).delete("x", PROPS)
+    ran.clear()
+    monkeypatch.setattr(lifecycle_webhooks, "delete_install_configurations",
+                        lambda p: ran.append(("webhooks", p)))
 
     refusal = lifecycle_owner.OwnedByAnotherStack("spoke 'spoke-1': stack 'b' manages it")
 
