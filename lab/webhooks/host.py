@@ -26,7 +26,8 @@ from lab.webhooks import egress
 from lab.webhooks.process import NoWebhookCommand, PodWebhook, WebhookProcess, pod_webhook
 
 SELECTOR = f"{WEBHOOK_ROLE_LABEL} in ({','.join(WEBHOOK_ROLES)})"
-INTERVAL_S = 0.5
+# How often each cluster's webhook pods are listed: a new pod is served within about this.
+INTERVAL_S = 1.0
 REQUEST_TIMEOUT_S = 5
 RESTART_AFTER_S = 2.0
 

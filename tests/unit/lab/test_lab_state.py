@@ -37,6 +37,24 @@ class FakeKwok:
     def kubeconfig_path(self, name: str) -> Path:
         return Path(f"/nowhere/{name}.kubeconfig")
 
+    def egress_config(self, name: str) -> Path:
+        return Path(f"/nowhere/{name}.yaml")
+
+
+class FakeHost:
+    """The lab's webhook host, started and stopped on paper: a unit test starts no process."""
+
+    calls: list[str] = []
+
+    @classmethod
+    def start(cls, where: object, commands: Path) -> int:
+        cls.calls.append(f"start {commands.name}")
+        return 1
+
+    @classmethod
+    def stop(cls, where: object) -> None:
+        cls.calls.append("stop")
+
 
 @pytest.fixture()
 def where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -44,6 +62,9 @@ def where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(lab_cli, "Kwok", FakeKwok)
     monkeypatch.setattr(lab_cli, "tool_env", lambda _bin: {})
     monkeypatch.setattr(lab_cli, "bin_dir", lambda build: tmp_path / "bin")
+    monkeypatch.setattr(lab_cli, "webhook_commands", lambda build: tmp_path / "webhooks")
+    FakeHost.calls = []
+    monkeypatch.setattr(lab_cli, "webhook_host", FakeHost)
     place = lab_dir(tmp_path / "lab")
     (place.state / ".pulumi" / "stacks").mkdir(parents=True)
     (place.state / ".pulumi" / "stacks" / "demo.json").write_text("{}")
@@ -55,6 +76,7 @@ def test_down_removes_the_state_with_the_clusters(where) -> None:
     where.description.write_text(json.dumps(
         {"bin": "/b", "spokes": [{"name": "spoke-1"}]}))
     lab_cli.down(where)
+    assert FakeHost.calls == ["stop"]
     assert FakeKwok.deleted == ["hub", "spoke-1"]
     assert not where.state.exists()
     assert not where.description.exists()
@@ -68,6 +90,7 @@ def test_up_that_creates_spokes_anew_removes_a_state_left_behind(where, monkeypa
     monkeypatch.setattr(lab_cli, "lab_role_documents", lambda *_: [])
     monkeypatch.setattr(lab_cli.register, "provider_file", lambda *_: {})
     lab_cli.up(where, 1)
+    assert FakeHost.calls == ["start webhooks"]
     assert FakeKwok.created == ["hub", "spoke-1"]
     assert not where.state.exists()
 
