@@ -202,8 +202,10 @@ def test_upgrade_to_1_23_meets_the_new_webhooks(world: dict) -> None:
                     "metadata": {"name": "refused"},
                     "spec": {"template": {"spec": {"containerConcurrency": -1, "containers": [
                         {"image": "example.com/hello"}]}}}})
-        assert 'admission webhook "validation.webhook.serving.knative.dev" denied' in (
-            refused.value.body or ""), refused.value.body
+        message = json.loads(refused.value.body or "{}").get("message", "")
+        assert message.startswith('admission webhook "validation.webhook.serving.knative.dev" '
+                                  "denied the request: validation failed: expected 0 <= -1 <= "
+                                  "1000: spec.template.spec.containerConcurrency"), message
     res, steps = stack.preview_steps()
     assert res.ok, res.out
     assert [(s["op"], s["urn"]) for s in steps if s["op"] != "same"] == []
