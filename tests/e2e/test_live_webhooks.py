@@ -25,7 +25,7 @@ from lab.handle import Lab
 from lab.paths import REPO
 from lab.progress import summarize
 from tests.support.fleet import deployments_available
-from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
+from tests.support.snapshot import after_destroy, managed_versions, snapshot
 
 pytestmark = pytest.mark.e2e
 # The webhooks the lab runs Knative's commands for, by the Service their configurations name.
@@ -216,8 +216,7 @@ def test_destroy_with_the_webhooks_live_leaves_nothing(world: dict) -> None:
     res = stack.destroy()
     assert res.ok, res.out
     for spoke in world["spokes"]:
-        after = snapshot(spoke.api())
-        leaked = after - world["before"][spoke.name] - kept_by_policy(after)
+        after, leaked = after_destroy(spoke.api(), world["before"][spoke.name])
         assert leaked == set(), (spoke.name, sorted(leaked)[:20])
         hooks = {o for o in after if o[0].startswith("admissionregistration.k8s.io/")
                  and "knative" in o[2]}

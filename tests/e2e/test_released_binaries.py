@@ -34,7 +34,7 @@ from tests.support.operator_lab import (
     spec,
     take_over,
 )
-from tests.support.snapshot import kept_by_policy, objects, snapshot
+from tests.support.snapshot import after_destroy, objects, snapshot
 
 pytestmark = pytest.mark.e2e
 CONFIG_MAP = ("knative-serving", "config-autoscaler")
@@ -119,8 +119,7 @@ def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
     res = stack.destroy()
     assert res.ok, res.out
     for spoke in world["spokes"]:
-        after = snapshot(spoke.api())
-        leaked = after - world["before"][spoke.name] - kept_by_policy(after)
+        after, leaked = after_destroy(spoke.api(), world["before"][spoke.name])
         assert leaked == set(), (spoke.name, sorted(leaked)[:20])
         missing = world["before"][spoke.name] - after
         assert missing == set(), (spoke.name, sorted(missing)[:20])

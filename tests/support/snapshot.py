@@ -132,3 +132,11 @@ def kept_by_policy(objects: set[tuple[str, str, str]]) -> set[tuple[str, str, st
     services = {o for o in objects if o[0] == "apiregistration.k8s.io/APIService"
                 and o[2].split(".", 1)[-1] in groups}
     return crds | services
+
+
+def after_destroy(api: client.ApiClient, before: set[tuple[str, str, str]]
+                  ) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
+    """(every object on the cluster now, those a destroy left behind): the objects that were
+    not there `before`, less what an uninstall keeps on purpose (kept_by_policy)."""
+    after = snapshot(api)
+    return after, after - before - kept_by_policy(after)
