@@ -17,8 +17,11 @@ from pathlib import Path
 
 import yaml
 
-# Knative's images name the command: .../knative.dev/serving/cmd/webhook@sha256:...
-COMMANDS = {"/serving/cmd/webhook": "serving", "/eventing/cmd/webhook": "eventing"}
+from lab.kwok_stages import WEBHOOK_ROLE_LABEL
+
+# The component of a webhook pod, by its `role` label (lab.kwok_stages holds those pods back):
+# its image may come from any registry (a `registry` override renames it).
+COMPONENTS = {"webhook": "serving", "eventing-webhook": "eventing"}
 VERSION_LABEL = "app.kubernetes.io/version"
 STOP_GRACE_S = 3.0
 PROBE_TIMEOUT_S = 2.0
@@ -58,12 +61,14 @@ def pod_webhook(cluster: str, pod: dict) -> PodWebhook:
     """The webhook of pod `pod` (a plain dict of the API object); NoWebhookCommand when its
     first container is not a Knative webhook command the lab knows."""
     container = pod["spec"]["containers"][0]
-    component = next((c for path, c in COMMANDS.items() if path in container["image"]), None)
-    version = (pod["metadata"].get("labels") or {}).get(VERSION_LABEL, "")
+    labels = pod["metadata"].get("labels") or {}
+    component = COMPONENTS.get(labels.get(WEBHOOK_ROLE_LABEL, ""))
+    version = labels.get(VERSION_LABEL, "")
     if component is None or version.count(".") < 1:
         raise NoWebhookCommand(
-            f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} runs "
-            f"{container['image']} (version label {version!r}): no Knative webhook command")
+            f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} (role "
+            f"{labels.get(WEBHOOK_ROLE_LABEL)!r}, version label {version!r}): no Knative "
+            "webhook command")
     minor = ".".join(version.lstrip("v").split(".")[:2])
     env: list[tuple[str, str]] = []
     for var in container.get("env") or []:

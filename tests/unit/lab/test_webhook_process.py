@@ -35,12 +35,22 @@ def test_the_pod_s_command_env_port_and_account() -> None:
     assert webhook.key == ("spoke-1", "knative-serving", "webhook-abc")
 
 
-def test_an_unknown_image_or_version_is_no_webhook_command() -> None:
-    other = {**POD, "spec": {**POD["spec"], "containers": [
-        {**POD["spec"]["containers"][0], "image": "example.com/net-istio/webhook"}]}}
-    with pytest.raises(NoWebhookCommand, match="net-istio"):
+def test_the_component_is_the_pod_s_role_whatever_registry_its_image_comes_from() -> None:
+    mirrored = {**POD, "spec": {**POD["spec"], "containers": [
+        {**POD["spec"]["containers"][0], "image": "registry.example.com/knative/webhook:v1"}]}}
+    assert pod_webhook("spoke-1", mirrored).component == "serving"
+    eventing = {**POD, "metadata": {**POD["metadata"], "labels": {
+        "app.kubernetes.io/version": "1.22.2", "role": "eventing-webhook"}}}
+    assert (pod_webhook("spoke-1", eventing).component,
+            pod_webhook("spoke-1", eventing).minor) == ("eventing", "1.22")
+
+
+def test_an_unknown_role_or_version_is_no_webhook_command() -> None:
+    other = {**POD, "metadata": {**POD["metadata"], "labels": {
+        "app.kubernetes.io/version": "1.23.0", "role": "net-istio-webhook"}}}
+    with pytest.raises(NoWebhookCommand, match="net-istio-webhook"):
         pod_webhook("spoke-1", other)
-    unlabelled = {**POD, "metadata": {**POD["metadata"], "labels": {}}}
+    unlabelled = {**POD, "metadata": {**POD["metadata"], "labels": {"role": "webhook"}}}
     with pytest.raises(NoWebhookCommand, match="version label"):
         pod_webhook("spoke-1", unlabelled)
 
