@@ -31,14 +31,19 @@ def load_lab(where: LabDir) -> dict | None:
     return json.loads(where.description.read_text()) if where.description.exists() else None
 
 
-def up(where: LabDir, spokes: int) -> dict:
+def up(where: LabDir, spokes: int, webhooks: bool = False) -> dict:
+    """`webhooks`: the lab runs Knative's webhooks and webhook admission (lab.webhooks); a
+    lab keeps the mode it was brought up with until `down`."""
     where.root.mkdir(parents=True, exist_ok=True)
+    if webhooks:
+        where.webhooks.mkdir(parents=True, exist_ok=True)
+        (where.webhooks / "enabled").touch()
     bin_path = bin_dir(build=True)
-    commands = webhook_commands(build=True)
+    commands = webhook_commands(build=True) if where.webhooks_on else None
     kwok = Kwok(bin_path, tool_env(bin_path), where)
     names = [HUB, *spoke_names(spokes)]
     lab = load_lab(where)
-    _remove_clusters_without_egress(kwok, names)
+    _remove_clusters_of_another_mode(kwok, names)
     existing = set(kwok.clusters())
     if lab:
         _remove_extra_spokes(kwok, lab, spokes)
@@ -50,7 +55,8 @@ def up(where: LabDir, spokes: int) -> dict:
         if all(n in existing for n in names) and all(
             answers(str(kwok.kubeconfig_path(n))) for n in names
         ):
-            webhook_host.start(where, commands)
+            if commands is not None:
+                webhook_host.start(where, commands)
             apply_spoke_rights(kwok, bin_path, spoke_names(spokes))
             print(f"lab: already up ({', '.join(names)}); spoke rights applied",
                   file=sys.stderr)
@@ -64,7 +70,8 @@ def up(where: LabDir, spokes: int) -> dict:
             kwok.delete(name)
         timings[name] = round(kwok.create(name), 1)
         print(f"lab: cluster {name} up in {timings[name]}s", file=sys.stderr)
-    webhook_host.start(where, commands)
+    if commands is not None:
+        webhook_host.start(where, commands)
     if set(timings) - {HUB}:
         forget_state(where, "a spoke it describes was created anew")
     hub_kc = kwok.kubeconfig_path(HUB)
@@ -100,12 +107,12 @@ def apply_spoke_rights(kwok: Kwok, bin_path: Path, spokes: list[str]) -> None:
         register.apply_rbac(register.api_client(kwok.kubeconfig_path(name)), docs)
 
 
-def _remove_clusters_without_egress(kwok: Kwok, names: list[str]) -> None:
-    """A cluster made before the lab ran Knative's webhooks (no egress configuration, so
-    webhook admission off) is made anew: every test's spoke judges installs as a real one."""
+def _remove_clusters_of_another_mode(kwok: Kwok, names: list[str]) -> None:
+    """A cluster made with webhook admission in the other mode than the lab's now (its
+    egress configuration says which) is made anew."""
     for name in names:
-        if name in kwok.clusters() and not kwok.egress_config(name).exists():
-            print(f"lab: cluster {name} runs without webhook admission; making it anew",
+        if name in kwok.clusters() and kwok.egress_config(name).exists() != kwok.lab.webhooks_on:
+            print(f"lab: cluster {name} was made in the other webhook mode; making it anew",
                   file=sys.stderr)
             kwok.delete(name)
 
@@ -178,6 +185,7 @@ def down(where: LabDir) -> None:
         if name in names or not lab:
             kwok.delete(name)
     where.description.unlink(missing_ok=True)
+    (where.webhooks / "enabled").unlink(missing_ok=True)
     forget_state(where, "its clusters were deleted")
     print("lab: down", file=sys.stderr)
 
@@ -189,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_up = sub.add_parser("up", help="start (or check) a hub and exactly N spokes")
     p_up.add_argument("--spokes", type=int, default=2)
+    p_up.add_argument("--webhooks", action="store_true",
+                      help="run Knative's webhooks with webhook admission on "
+                      "(docs/lab-webhooks.md)")
     sub.add_parser("status", help="show the clusters")
     p_dump = sub.add_parser("dump", help="collect component logs and events")
     p_dump.add_argument("--out", type=Path, default=None,
@@ -199,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     where = lab_dir(args.dir)
     if args.cmd == "up":
-        up(where, args.spokes)
+        up(where, args.spokes, webhooks=args.webhooks)
         return 0
     if args.cmd == "status":
         return status(where)

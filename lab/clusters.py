@@ -41,10 +41,14 @@ COMPONENTS = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller",
 )
 FAKE_NODES = 2
-# Webhook admission is on, as on every real spoke: the lab's webhook host (lab.webhooks)
-# runs Knative's webhooks for the pods kwok plays, and kube-apiserver reaches them at
-# their pod's address (aggregator routing: a Service's endpoint, not its cluster IP, which
-# nothing routes here) through its `cluster` egress, the host's proxy.
+# A lab brought up with `--webhooks` runs webhook admission, as every real spoke does: the
+# lab's webhook host (lab.webhooks) runs Knative's webhooks for the pods kwok plays, and
+# kube-apiserver reaches them at their pod's address (aggregator routing: a Service's
+# endpoint, not its cluster IP, which nothing routes here) through its `cluster` egress, the
+# host's proxy. Any other lab skips webhook admission: no webhook of a release answers there.
+NO_WEBHOOK_ADMISSION = (
+    "kube-apiserver=disable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook"
+)
 AGGREGATOR_ROUTING = "kube-apiserver=enable-aggregator-routing=true"
 EGRESS_FLAG = "kube-apiserver=egress-selector-config-file="
 # kwokctl picks each component's port free when it writes the cluster's config; a second
@@ -135,12 +139,18 @@ class Kwok:
 
     def _create_once(self, name: str) -> None:
         config = self.lab.kwokctl_config
-        stages = stage_documents(webhook_commands(build=False) / "kwok-stages")
-        config.write_text(KWOKCTL_CONFIG + "".join(
-            "---\n" + yaml.safe_dump(doc, sort_keys=False) for doc in stages))
-        egress = self.egress_config(name)
-        egress.parent.mkdir(parents=True, exist_ok=True)
-        egress.write_text(egress_configuration(socket_path(self.lab.egress, name)))
+        admission = ["--extra-args", NO_WEBHOOK_ADMISSION]
+        if self.lab.webhooks_on:
+            stages = stage_documents(webhook_commands(build=False) / "kwok-stages")
+            config.write_text(KWOKCTL_CONFIG + "".join(
+                "---\n" + yaml.safe_dump(doc, sort_keys=False) for doc in stages))
+            egress = self.egress_config(name)
+            egress.parent.mkdir(parents=True, exist_ok=True)
+            egress.write_text(egress_configuration(socket_path(self.lab.egress, name)))
+            admission = ["--extra-args", AGGREGATOR_ROUTING,
+                         "--extra-args", f"{EGRESS_FLAG}{egress}"]
+        else:
+            config.write_text(KWOKCTL_CONFIG)
         self.run(
             "create", "cluster", "--name", name, "--runtime", "binary",
             "--config", str(config),
@@ -150,8 +160,7 @@ class Kwok:
             "--kwok-controller-binary", str(self.bin / "kwok"),
             "--etcd-binary", str(self.bin / "etcd"),
             "--kubeconfig", str(self.kubeconfig_path(name)),
-            "--extra-args", AGGREGATOR_ROUTING,
-            "--extra-args", f"{EGRESS_FLAG}{egress}",
+            *admission,
             "--wait", "3m",
         )
         self.run("scale", "node", "--name", name, "--replicas", str(FAKE_NODES))

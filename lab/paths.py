@@ -58,6 +58,12 @@ class LabDir:
         return self.root / "webhooks"
 
     @property
+    def webhooks_on(self) -> bool:
+        """Whether this lab's clusters run Knative's webhooks with webhook admission on
+        (`python -m lab up --webhooks`, lab.webhooks); otherwise they skip webhook admission."""
+        return (self.webhooks / "enabled").exists()
+
+    @property
     def dump(self) -> Path:
         return self.root / "dump"
 

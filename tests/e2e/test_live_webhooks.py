@@ -6,7 +6,8 @@ Knative refuses fails that spoke with Knative's words and nothing else changed t
 the other spoke's change lands; an upgrade 1.22 -> 1.23 meets the new webhooks; a destroy
 with the webhooks live leaves nothing and sticks nowhere.
 
-The tests share one stack in file order."""
+The module brings up a lab of its own with the webhooks (`python -m lab up --webhooks`, beside
+the worker's lab) and takes it down at its end; the tests share one stack in file order."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 from kubernetes import client
 
 from lab.fleet import FleetStack, entry
-from lab.handle import Lab
+from lab.handle import Lab, ensure_lab
 from lab.paths import REPO
 from lab.progress import summarize
 from tests.support.fleet import deployments_available
@@ -36,7 +37,22 @@ TARGET = "container-concurrency-target-default"
 
 
 @pytest.fixture(scope="module")
-def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+def webhook_lab(lab: Lab) -> Iterator[Lab]:
+    """A hub and two spokes with Knative's webhooks and webhook admission on, beside `lab`
+    (its toolchain and its tests' tools already built)."""
+    root = lab.dir.root.with_name(f"{lab.dir.root.name}-webhooks")
+    subprocess.run([sys.executable, "-m", "lab", "--dir", str(root), "up", "--webhooks"],
+                   cwd=REPO, check=True)
+    try:
+        yield ensure_lab(root)
+    finally:
+        subprocess.run([sys.executable, "-m", "lab", "--dir", str(root), "down"], cwd=REPO,
+                       check=False)
+
+
+@pytest.fixture(scope="module")
+def world(webhook_lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    lab = webhook_lab
     stack = FleetStack(lab, f"t-webhooks-{uuid.uuid4().hex[:6]}",
                        tmp_path_factory.mktemp("state"), binaries="released")
     spokes = lab.spokes[:2]

@@ -90,9 +90,13 @@ def test_up_that_creates_spokes_anew_removes_a_state_left_behind(where, monkeypa
     monkeypatch.setattr(lab_cli, "lab_role_documents", lambda *_: [])
     monkeypatch.setattr(lab_cli.register, "provider_file", lambda *_: {})
     lab_cli.up(where, 1)
-    assert FakeHost.calls == ["start webhooks"]
+    assert FakeHost.calls == []  # a lab without --webhooks runs no webhook host
     assert FakeKwok.created == ["hub", "spoke-1"]
     assert not where.state.exists()
+    FakeKwok.created, FakeKwok.clusters_now = [], []
+    lab_cli.up(where, 1, webhooks=True)
+    assert FakeHost.calls == ["start webhooks"]
+    assert where.webhooks_on
 
 
 def test_forget_state_keeps_nothing_else(where) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab.clusters import AGGREGATOR_ROUTING, EGRESS_FLAG
+from lab.clusters import AGGREGATOR_ROUTING, EGRESS_FLAG, NO_WEBHOOK_ADMISSION
 from lab.spoke_role import kodata_versions
 
 
@@ -17,10 +17,18 @@ def test_the_newest_pair_of_one_minor_in_the_kodata(tmp_path: Path) -> None:
     assert kodata_versions(tmp_path) == [("1.21.10", "1.21.0")]
 
 
-def test_the_lab_api_servers_keep_every_admission_plugin_on() -> None:
-    """Webhook admission is on (Knative's webhooks answer through the lab's egress), as is
-    the plugin that enforces the spoke identity's ValidatingAdmissionPolicy: the lab's
-    apiservers disable no admission plugin."""
+def test_the_lab_api_servers_keep_admission_policies_on() -> None:
+    """Without Knative's webhooks, a lab skips webhook admission (no webhook pod runs on a
+    fake node); the plugin that enforces the spoke identity's ValidatingAdmissionPolicy
+    stays on."""
+    flag, _, plugins = NO_WEBHOOK_ADMISSION.partition("=disable-admission-plugins=")
+    assert flag == "kube-apiserver"
+    assert set(plugins.split(",")) == {"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"}
+
+
+def test_a_webhook_lab_keeps_every_admission_plugin_on() -> None:
+    """With Knative's webhooks (`lab up --webhooks`), webhook admission is on (the webhooks
+    answer through the lab's egress): the apiservers disable no admission plugin."""
     assert AGGREGATOR_ROUTING == "kube-apiserver=enable-aggregator-routing=true"
     assert EGRESS_FLAG == "kube-apiserver=egress-selector-config-file="
     assert not any("admission-plugins" in flag for flag in (AGGREGATOR_ROUTING, EGRESS_FLAG))
