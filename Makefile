@@ -66,8 +66,8 @@ define build_tools
 	fi
 endef
 
-# Knative's webhook commands the lab runs for its spokes (toolchain/webhooks.sh): the
-# default release's with the lab's tools, the other releases the tests install with theirs.
+# Knative's webhook commands a lab brought up with --webhooks runs for its spokes
+# (toolchain/webhooks.sh): every release the tests install, with the tests' tools.
 define build_webhooks
 	@if ! toolchain/webhooks.sh $(1) 2>&1 >/dev/null | tee -a $(TOOLCHAIN_LOG) \
 	    | { grep --line-buffered -E 'webhooks: built' || true; }; then
@@ -79,7 +79,6 @@ endef
 
 toolchain:
 	$(call build_tools,, the lab's tools,.complete)
-	$(call build_webhooks,)
 
 # The tools only the tests use (the Knative Operator, actionlint): not built for the demo.
 test-tools:
