@@ -25,6 +25,7 @@ from lab.fleet import FleetStack, entry
 from lab.handle import Lab, ensure_lab
 from lab.paths import REPO
 from lab.progress import summarize
+from lab.wait import wait_for
 from tests.support.fleet import deployments_available
 from tests.support.snapshot import after_destroy, managed_versions, snapshot
 
@@ -140,6 +141,15 @@ def changes(stack: FleetStack) -> dict[str, int]:
             if op != "same"}
 
 
+def ready_webhooks(api: client.ApiClient) -> set[tuple[str, str]]:
+    """(namespace, version) of each webhook pod that is Ready and not going."""
+    pods = client.CoreV1Api(api).list_pod_for_all_namespaces(
+        label_selector="role in (webhook,eventing-webhook)").items
+    return {(p.metadata.namespace, p.metadata.labels["app.kubernetes.io/version"])
+            for p in pods if p.metadata.deletion_timestamp is None
+            and any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])}
+
+
 def test_install_on_two_spokes_and_the_webhooks_fill_what_they_own(world: dict) -> None:
     stack: FleetStack = world["stack"]
     stack.configure(fleet("1.22"))
@@ -203,12 +213,11 @@ def test_upgrade_to_1_23_meets_the_new_webhooks(world: dict) -> None:
     assert res.ok, res.out
     for spoke in world["spokes"]:
         api = spoke.api()
-        pods = client.CoreV1Api(api).list_pod_for_all_namespaces(
-            label_selector="role in (webhook,eventing-webhook)").items
-        ready = {(p.metadata.namespace, p.metadata.labels["app.kubernetes.io/version"])
-                 for p in pods if any(c.type == "Ready" and c.status == "True"
-                                      for c in p.status.conditions or [])}
-        assert ready == {("knative-serving", "1.23.0"), ("knative-eventing", "1.23.0")}, ready
+        # The old pods go once the new ones are Ready, as their Deployments roll.
+        wanted = {("knative-serving", "1.23.0"), ("knative-eventing", "1.23.0")}
+        wait_for(lambda api=api, wanted=wanted: ready_webhooks(api) == wanted, timeout=180,
+                 interval=1,
+                 what=f"{spoke.name}: only the 1.23 webhook pods Ready")
         assert_filled(webhook_writes(api))
         # The 1.23 webhook answers and judges: a Knative Service it must refuse.
         with pytest.raises(client.ApiException) as refused:
