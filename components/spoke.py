@@ -61,6 +61,7 @@ class Spoke(pulumi.ComponentResource):
         )
         self.deployments = []
         self.registered = []
+        self._removers: list[pulumi.Resource] = []
         self._spoke_name = name
         self._spoke_install = install
         self._anchors: list[pulumi.Resource] = []
@@ -122,7 +123,8 @@ class Spoke(pulumi.ComponentResource):
         if guard is None:
             return
         top_level = opts is None or opts.parent is None
-        everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered]
+        everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered,
+                      *self._removers]
         SpokeOwnerGuard(
             guard.name, spoke=spoke, owner=guard.owner, owner_id=guard.owner_id,
             anchors=list(guard.anchors),
@@ -170,10 +172,11 @@ class Spoke(pulumi.ComponentResource):
     def _webhooks_first(self, component: ComponentInstall,
                         after: list[pulumi.Resource]) -> None:
         """The component's webhook configurations' remover, after them, its Deployments
-        and namespaced objects, so deleted before all of those (components.webhooks_first)."""
+        and namespaced objects, so deleted before all of those (components.webhooks_first).
+        Not in `registered`: that holds the Kubernetes objects a wave gate digests."""
         install = self._spoke_install
         assert component.webhooks_first is not None
-        self.registered.append(WebhookConfigurationsFirst(
+        self._removers.append(WebhookConfigurationsFirst(
             component.webhooks_first, spoke=self._spoke_name,
             configurations=list(component.webhook_configurations),
             connection=install.connection, plugin_timeout_s=install.plugin_timeout_s,
