@@ -33,10 +33,12 @@ SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation",
                    "managedFields", "selfLink")
 SERVER_ANNOTATIONS = ("deployment.kubernetes.io/revision",)
 # What Knative's webhook writes into the objects an install applies, different on every
-# cluster: its CA in each webhook's clientConfig, and its certificates in its Secret.
+# cluster: its CA in each webhook's clientConfig and in each conversion webhook of a CRD,
+# and its certificates in its Secret.
 WEBHOOK_CONFIGURATIONS = ("admissionregistration.k8s.io/ValidatingWebhookConfiguration",
                           "admissionregistration.k8s.io/MutatingWebhookConfiguration")
 WEBHOOK_CERTIFICATES = frozenset({"ca-cert.pem", "server-cert.pem", "server-key.pem"})
+CRD = "apiextensions.k8s.io/CustomResourceDefinition"
 SERVER_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
                  "batch.kubernetes.io/job-name")
 
@@ -65,6 +67,8 @@ def normalize(key: Key, obj: dict) -> dict:
             {**w, "clientConfig": {k: v for k, v in (w.get("clientConfig") or {}).items()
                                    if k != "caBundle"}}
             for w in obj.get("webhooks") or []]
+    if key[0] == CRD:
+        obj = _without_conversion_ca(obj)
     if key[0] == "/Secret" and obj.get("data") and set(obj["data"]) <= WEBHOOK_CERTIFICATES:
         obj.pop("data")
     if key[0] == "/Secret" and obj.get("data"):
@@ -85,6 +89,16 @@ def normalize(key: Key, obj: dict) -> dict:
         spec["template"] = template
         obj["spec"] = spec
     return obj
+
+
+def _without_conversion_ca(crd: dict) -> dict:
+    """The CRD without the CA its conversion webhook's writer put into `clientConfig`."""
+    webhook = ((crd.get("spec") or {}).get("conversion") or {}).get("webhook")
+    if not isinstance(webhook, dict) or "caBundle" not in (webhook.get("clientConfig") or {}):
+        return crd
+    config = {k: v for k, v in webhook["clientConfig"].items() if k != "caBundle"}
+    conversion = {**crd["spec"]["conversion"], "webhook": {**webhook, "clientConfig": config}}
+    return {**crd, "spec": {**crd["spec"], "conversion": conversion}}
 
 
 def _owned_service_fields(managed_fields: list[dict]) -> tuple[set[str], set[str]]:

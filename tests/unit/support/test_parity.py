@@ -41,6 +41,14 @@ def test_normalize_drops_what_each_cluster_s_knative_webhook_writes() -> None:
     assert parity.normalize(hook, config)["webhooks"] == [{
         "name": "v.x.dev", "rules": [{"resources": ["services"]}],
         "clientConfig": {"service": {"name": "webhook"}}}]
+    crd = {"metadata": {"name": "pingsources.sources.knative.dev"}, "spec": {
+        "group": "sources.knative.dev", "conversion": {"strategy": "Webhook", "webhook": {
+            "clientConfig": {"caBundle": "Q0E=", "service": {"name": "eventing-webhook"}}}}}}
+    key = (parity.CRD, "", "pingsources.sources.knative.dev")
+    assert parity.normalize(key, crd)["spec"] == {
+        "group": "sources.knative.dev", "conversion": {"strategy": "Webhook", "webhook": {
+            "clientConfig": {"service": {"name": "eventing-webhook"}}}}}
+    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == "Q0E="
     certs = {"metadata": {"name": "webhook-certs"},
              "data": {"ca-cert.pem": "x", "server-cert.pem": "y", "server-key.pem": "z"}}
     secret = ("/Secret", "knative-serving", "webhook-certs")
