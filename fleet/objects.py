@@ -12,6 +12,7 @@ from knative import manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
 from knative.plan import InstallPlan, InstallStage, Stage
 from knative.server_owned import WEBHOOK_CONFIGURATIONS, server_owned_fields
+from knative.webhook_backends import webhook_deployments
 
 # One field manager for every stack and every reinstall: CRDs kept by an earlier
 # destroy, or objects applied by another fleet stack, are adopted instead of
@@ -42,8 +43,12 @@ def applied(obj: dict, skip_await: bool = False) -> dict:
     return {**obj, "metadata": meta}
 
 
-def planned(spoke: str, obj: dict, gated: bool, **options: Any) -> PlannedObject:
-    skip_await = gated and obj["kind"] == "Deployment"
+def planned(spoke: str, obj: dict, gated: bool, answers_webhooks: bool = False,
+            **options: Any) -> PlannedObject:
+    """A wave gate waits for a gated install's Deployments instead of the provider, except
+    for those that answer the install's webhooks: the release's custom resources go
+    through those webhooks, so the provider waits for them as in an install without waves."""
+    skip_await = gated and obj["kind"] == "Deployment" and not answers_webhooks
     return PlannedObject(resource_name(spoke, obj), manifests.resource_type_token(obj),
                          applied(obj, skip_await), **options)
 
@@ -87,8 +92,9 @@ def component_install(spoke: str, plan: InstallPlan, gated: bool,
     """The plan's stages with every object's options (knative.plan.InstallPlan.stages
     says what each stage holds and waits for)."""
     stages = []
+    backends = webhook_deployments(o for stage in plan.stages for o in stage.objects)
     for stage in plan.stages:
-        objects = tuple(_stage_object(spoke, plan, stage, obj, gated, guards_of)
+        objects = tuple(_stage_object(spoke, plan, stage, obj, gated, guards_of, backends)
                         for obj in stage.objects)
         stages.append(PlannedStage(stage.name, stage.after, objects,
                                    readiness=stage.name is Stage.DEPLOYMENTS))
@@ -103,11 +109,14 @@ def component_install(spoke: str, plan: InstallPlan, gated: bool,
 
 
 def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
-                  gated: bool, guards_of: Mapping[str, tuple[str, ...]]) -> PlannedObject:
+                  gated: bool, guards_of: Mapping[str, tuple[str, ...]],
+                  backends: frozenset[tuple[str, str]]) -> PlannedObject:
     if stage.name is Stage.ANCHOR:
         return planned(spoke, obj, gated, role=Role.ANCHOR)
     if stage.owned:
-        return planned(spoke, obj, gated, owned=True, ignore_changes=_ignored(obj))
+        key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        return planned(spoke, obj, gated, owned=True, ignore_changes=_ignored(obj),
+                       answers_webhooks=obj["kind"] == "Deployment" and key in backends)
     if stage.name is Stage.NAMESPACE:
         return planned(spoke, obj, gated, ignore_changes=NAMESPACE_IGNORED)
     if stage.name is Stage.CRDS:
