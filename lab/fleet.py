@@ -3,15 +3,22 @@ the benchmark."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
+
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from urllib3.exceptions import HTTPError
 
 from core.settings import Binaries
 from lab.handle import Lab
 from lab.paths import RELEASES, REPO
 from lab.stack import Result, Stack
+from ownership.hold import HELD_BY_STACK_ANNOTATION, LEASE_NAME, LEASE_NAMESPACE
 
 STACKS = REPO / "stacks"
+REQUEST_TIMEOUT_S = 5
 
 
 def entry(name: str, profile: str | None = None, serving: str | None = "1.23",
@@ -68,4 +75,35 @@ class FleetStack(Stack):
         return res, data.get("steps", [])
 
     def cleanup(self) -> None:
+        """Its config file, and any hold a failed run of it left on the lab's spokes (a run
+        the engine ends on failure has no time to release it; it would expire by itself,
+        but the next test on the lab must not meet it)."""
         self.config_file(STACKS).unlink(missing_ok=True)
+        for spoke in self.lab.spokes:
+            with contextlib.suppress(ApiException, HTTPError, OSError):  # a spoke a test stopped
+                release_left_hold(spoke.api(), f"/{self.name}@")
+
+
+def release_left_hold(api: client.ApiClient, stack_marker: str) -> bool:
+    """Deletes the spoke's hold Lease when a run of the stack whose owner name holds
+    `stack_marker` holds it (precondition: that Lease's uid); whether it did."""
+    coordination = client.CoordinationV1Api(api)
+    try:
+        lease = coordination.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE,
+                                                   _request_timeout=REQUEST_TIMEOUT_S)
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    if stack_marker not in (lease.metadata.annotations or {}).get(HELD_BY_STACK_ANNOTATION, ""):
+        return False
+    try:
+        coordination.delete_namespaced_lease(
+            LEASE_NAME, LEASE_NAMESPACE,
+            body=client.V1DeleteOptions(preconditions=client.V1Preconditions(
+                uid=lease.metadata.uid)), _request_timeout=REQUEST_TIMEOUT_S)
+    except ApiException as exc:
+        if exc.status in (404, 409):
+            return False
+        raise
+    return True
