@@ -148,11 +148,12 @@ unit: venv
 # Everything: venv, toolchain and the tests' tools (built or reused), labs up, every test, dump on failure, labs
 # down. The suite waits on clusters most of the time, so TEST_WORKERS pytest-xdist workers
 # run its modules side by side, each worker with a lab of its own (gw0: .lab/, gwN:
-# .lab-gwN/), brought up one after the other before the tests so no two labs share a port.
+# .lab-gwN/), brought up one after the other before the tests so no two labs share a port,
+# with Knative's webhooks and webhook admission on (docs/lab-webhooks.md).
 TEST_WORKERS ?= 2
 TEST_LABS = .lab $(patsubst %,.lab-gw%,$(wordlist 2,$(TEST_WORKERS),0 1 2 3 4 5 6 7))
 test: venv toolchain test-tools lint
-	for d in $(TEST_LABS); do $(PY) -m lab --dir $$d up; done
+	for d in $(TEST_LABS); do $(PY) -m lab --dir $$d up --webhooks; done
 	status=0
 	$(PY) -m pytest -q -ra --durations=30 -n $(TEST_WORKERS) --dist loadfile tests || status=$$?
 	if [ $$status -ne 0 ]; then

@@ -41,12 +41,14 @@ class Lab:
         return Kwok(self.bin, tool_env(self.bin), self.dir)
 
 
-def ensure_lab(root: Path | None = None) -> Lab:
+def ensure_lab(root: Path | None = None, webhooks: bool = False) -> Lab:
     """Reads the lab description (in `root`, else `.lab/`); brings the lab up first if it is
-    not there."""
+    not there, with Knative's webhooks and webhook admission when `webhooks` (a lab that is
+    up keeps the mode it was brought up in)."""
     where = lab_dir(root)
     if not where.description.exists():
-        subprocess.run([sys.executable, "-m", "lab", "--dir", str(where.root), "up"],
+        flags = ["--webhooks"] if webhooks else []
+        subprocess.run([sys.executable, "-m", "lab", "--dir", str(where.root), "up", *flags],
                        cwd=REPO, check=True)
     raw = json.loads(where.description.read_text())
     return Lab(

@@ -29,9 +29,11 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def lab() -> Lab:
     """The worker's lab, its toolchain holding the tests' own tools (`make test` builds
-    them first; a lone `pytest` builds them here)."""
+    them first; a lone `pytest` builds them here), with Knative's webhooks judging every
+    install as on a real spoke (`make test` brings it up so; a lab already up keeps its
+    mode)."""
     with_test_tools()
-    return ensure_lab()
+    return ensure_lab(webhooks=True)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -6,8 +6,9 @@ Knative refuses fails that spoke with Knative's words and nothing else changed t
 the other spoke's change lands; an upgrade 1.22 -> 1.23 meets the new webhooks; a destroy
 with the webhooks live leaves nothing and sticks nowhere.
 
-The module brings up a lab of its own with the webhooks (`python -m lab up --webhooks`, beside
-the worker's lab) and takes it down at its end; the tests share one stack in file order."""
+The module runs on the worker's lab, which the suite brings up with the webhooks (`python -m
+lab up --webhooks`); from a lab without them it brings up one of its own beside it and takes
+it down at its end. The tests share one stack in file order."""
 
 from __future__ import annotations
 
@@ -39,8 +40,11 @@ TARGET = "container-concurrency-target-default"
 
 @pytest.fixture(scope="module")
 def webhook_lab(lab: Lab) -> Iterator[Lab]:
-    """A hub and two spokes with Knative's webhooks and webhook admission on, beside `lab`
-    (its toolchain and its tests' tools already built)."""
+    """A hub and two spokes with Knative's webhooks and webhook admission on: the worker's
+    lab when it runs them (the suite's mode), else a lab of its own beside it."""
+    if lab.dir.webhooks_on:
+        yield lab
+        return
     root = lab.dir.root.with_name(f"{lab.dir.root.name}-webhooks")
     subprocess.run([sys.executable, "-m", "lab", "--dir", str(root), "up", "--webhooks"],
                    cwd=REPO, check=True)

@@ -67,7 +67,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     stacks: dict[str, FleetStack] = {}
     try:
         with topology_lock(tmp_path_factory):
-            subprocess.run([*lab_cmd, "up", "--spokes", str(SPOKES)], cwd=REPO, check=True)
+            flags = ["--webhooks"] if lab_dir().webhooks_on else []  # the suite's mode
+            subprocess.run([*lab_cmd, "up", "--spokes", str(SPOKES), *flags], cwd=REPO,
+                           check=True)
         lab = ensure_lab(root)
         hub = client.CustomObjectsApi(lab.hub.api())
         for shard, (_, spokes) in SHARDS.items():
