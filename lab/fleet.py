@@ -81,7 +81,7 @@ class FleetStack(Stack):
         self.config_file(STACKS).unlink(missing_ok=True)
         for spoke in self.lab.spokes:
             with contextlib.suppress(ApiException, HTTPError, OSError):  # a spoke a test stopped
-                release_left_hold(spoke.api(), f"/{self.name}@")
+                release_left_hold(spoke.api(), f"/{self.stack}@")
 
 
 def release_left_hold(api: client.ApiClient, stack_marker: str) -> bool:

@@ -8,9 +8,10 @@ commit below, written out of git and run by the real engine), so they hold that
 release's URNs and types and, above all, its pickled dynamic providers: `pulumi destroy`
 runs no program and unpickles those providers by their module paths, in this
 checkout's code. A module or class they name that moved without a name left behind
-fails here. Two shapes cover every dynamic resource the program registers: one spoke
-with Serving and Eventing (the membership, the aggregated-role guards and sweep, the
-owner guard) and two spokes chosen by a label group in two waves (the wave gates too).
+fails here. Two shapes cover every dynamic resource the program registers but the
+approval gate: one spoke with Serving and Eventing (the membership, the aggregated-role
+guards and sweep, the owner guard, the webhook-configuration removers) and two spokes
+chosen by a label group in two waves (the wave gates too).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from core.resource_types import APPROVAL_GATE, DYNAMIC_KINDS, WEBHOOKS_FIRST
+from core.resource_types import APPROVAL_GATE, DYNAMIC_KINDS
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
 from lab.paths import REPO
@@ -34,9 +35,15 @@ from tests.support.topology import relabel
 
 pytestmark = pytest.mark.e2e
 # The last released commit: the newest one whose CI passed and that landed on main.
-RELEASED_COMMIT = "7dbe179896a57b1ef5a076066d1561c1e64cd3f5"
-# Dynamic resources the released commit did not have: no recorded state can hold them.
-NEWER_KINDS = {APPROVAL_GATE.type, WEBHOOKS_FIRST.type}
+RELEASED_COMMIT = "c5dc75c0d37123a97c597c30a881a076bf9b891b"
+# Dynamic resources no recorded state holds: the approval gate stands only before a wave
+# that needs approval and has changes, which neither shape has.
+UNRECORDED_KINDS = {APPROVAL_GATE.type}
+# What the released commit's first `up` of a gated install may meet on a spoke whose
+# webhooks are live: a wave gate, not the provider, waited for the Deployments, so the
+# release's custom resources could reach a webhook that did not answer yet (fixed since).
+# Its user runs `pulumi up` again, and so does the recording.
+NOT_ANSWERING_YET = "no endpoints available for service"
 DESTRUCTIVE = {"delete", "replace", "create-replacement", "delete-replaced",
                "discard", "discard-replaced"}
 RINGS = {"spoke-1": "canary", "spoke-2": "main"}
@@ -95,6 +102,8 @@ def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
         old.init()
         old.write_config(released / "stacks", fleet_config(lab, shape["fleet"], **overrides))
         installed = old.up()
+        if not installed.ok and NOT_ANSWERING_YET in installed.out:
+            installed = old.up()
         assert installed.ok, f"{RELEASED_COMMIT[:10]} failed to install:\n{installed.out}"
         # This checkout runs on the state and the stack file as the release left them.
         new.config_file(REPO / "stacks").write_bytes(
@@ -143,5 +152,5 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
 
 def test_the_recorded_states_hold_every_dynamic_resource(kinds_seen: set[str]) -> None:
     """Runs after both shapes (pytest keeps the order of a module's tests)."""
-    missing = {k.type for k in DYNAMIC_KINDS} - NEWER_KINDS - kinds_seen
+    missing = {k.type for k in DYNAMIC_KINDS} - UNRECORDED_KINDS - kinds_seen
     assert kinds_seen and missing == set(), f"no recorded state holds {sorted(missing)}"
