@@ -76,6 +76,8 @@ class Settings(BaseSettings):
     sdk_outputs: SdkSwitch = sdk_switch("every output of every resource is turned into Python.")
     sdk_serialize: SdkSwitch = sdk_switch("plain input values take the SDK's serializer walk.")
     sdk_stack: SdkSwitch = sdk_switch("each resource's stack trace is built by the SDK.")
+    sdk_pickle: SdkSwitch = sdk_switch(
+        "the SDK's pickler patches pile up, one per dynamic resource pickled.")
     sdk_urn: SdkSwitch = sdk_switch("every URN is computed through the SDK's Outputs.")
     sdk_wait: SdkSwitch = sdk_switch("the SDK's end-of-program wait for outputs.")
     cache: Path = Field(

@@ -192,6 +192,13 @@ SPEEDUPS: tuple[Speedup, ...] = (
               SdkName(_SOURCE_PB2, "StackFrame", "class"),
               SdkName(_SOURCE_PB2, "SourcePosition", "class")),
         switch="sdk_stack"),
+    Speedup(
+        name="provider_pickle",
+        replaces=(SdkFunction("pulumi.dynamic.dynamic", "serialize_provider",
+                              "1885ce68bc436f1a2b08c42c8cdba831640cd3112e7904113dc8e36146772b89"),),
+        uses=(SdkName("pickle", "_Pickler._batch_setitems", "callable"),
+              SdkName("pickle", "_Pickler.save_dict", "callable")),
+        switch="sdk_pickle"),
 )
 
 

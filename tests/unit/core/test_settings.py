@@ -25,6 +25,7 @@ PYTHON_VARIABLES = {
     "KNATIVE_FLEET_PROFILE", "KNATIVE_FLEET_GC", "KNATIVE_FLEET_SDK_SPEEDUPS",
     "KNATIVE_FLEET_SDK_DEBUG", "KNATIVE_FLEET_SDK_OUTPUTS", "KNATIVE_FLEET_SDK_SERIALIZE",
     "KNATIVE_FLEET_SDK_STACK", "KNATIVE_FLEET_SDK_URN", "KNATIVE_FLEET_SDK_WAIT",
+    "KNATIVE_FLEET_SDK_PICKLE",
     "KNATIVE_FLEET_CACHE", "KNATIVE_FLEET_LAB_DIR", "KNATIVE_FLEET_SHARED",
     "KNATIVE_FLEET_BINARIES", "KNATIVE_FLEET_APPROVE", "KNATIVE_FLEET_REVIEWED",
     "KNATIVE_FLEET_PLAN_OUT",
@@ -41,7 +42,7 @@ def test_the_defaults() -> None:
     assert (got.profile, got.gc, got.sdk_speedups, got.sdk_debug) == (None, "program", "on",
                                                                       False)
     assert {got.sdk_outputs, got.sdk_serialize, got.sdk_stack, got.sdk_urn,
-            got.sdk_wait} == {"program"}
+            got.sdk_wait, got.sdk_pickle} == {"program"}
     assert got.cache == Path.home() / ".cache" / "knative-fleet"
     assert (got.lab_dir, got.shared) == (None, None)
 

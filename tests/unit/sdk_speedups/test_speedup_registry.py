@@ -26,7 +26,8 @@ SWITCHES = {"debug": ("KNATIVE_FLEET_SDK_DEBUG", "1"),
             "plain_values": ("KNATIVE_FLEET_SDK_SERIALIZE", "sdk"),
             "kept_outputs": ("KNATIVE_FLEET_SDK_OUTPUTS", "sdk"),
             "plain_urn": ("KNATIVE_FLEET_SDK_URN", "sdk"),
-            "stack_trace": ("KNATIVE_FLEET_SDK_STACK", "sdk")}
+            "stack_trace": ("KNATIVE_FLEET_SDK_STACK", "sdk"),
+            "provider_pickle": ("KNATIVE_FLEET_SDK_PICKLE", "sdk")}
 # Every SDK function whose source a speed-up's guard hashes, by speed-up.
 GUARDED = [(s.name, f.name) for s in registry.SPEEDUPS for f in s.functions]
 
