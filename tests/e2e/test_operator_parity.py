@@ -27,8 +27,9 @@ from kubernetes import client
 from lab.fleet import FleetStack
 from lab.handle import Lab
 from lab.operator import KnativeOperator, cr
+from lab.wait import wait_for
 from tests.support import parity
-from tests.support.fleet import changed_spokes, deployments_available
+from tests.support.fleet import all_available, changed_spokes
 from tests.support.operator_differences import KNOWN, RICH
 from tests.support.operator_lab import (
     EVENTING,
@@ -103,10 +104,12 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
 
 def test_both_installs_are_ready(world: dict) -> None:
+    # Waited for: the spec's autoscaled webhook gets its second replica after the install,
+    # and its Deployment is not Available until the new pod's webhook answers.
     for api in (world["api1"], world["api2"]):
         for ns in (SERVING, EVENTING):
-            deps = deployments_available(api, ns)
-            assert deps and all(deps.values()), (ns, deps)
+            wait_for(lambda api=api, ns=ns: all_available(api, ns), timeout=180, interval=1,
+                     what=f"every Deployment of {ns} Available")
 
 
 def test_every_object_matches_the_operator_or_is_a_listed_difference(world: dict) -> None:

@@ -34,8 +34,9 @@ from lab.handle import Lab
 from lab.idempotent import create_if_absent
 from lab.operator import OPERATOR_NAMESPACE, KnativeOperator, cr
 from lab.removal import delete_namespaces, delete_namespaces_then_crds
+from lab.wait import wait_for
 from tests.support import parity
-from tests.support.fleet import changed_spokes, deployments_available
+from tests.support.fleet import all_available, changed_spokes
 from tests.support.operator_differences import CONTOUR, ISTIO, KNOWN, KOURIER_LB
 from tests.support.operator_lab import (
     EVENTING,
@@ -187,9 +188,11 @@ def _unprepare(api: client.ApiClient, variant: Variant) -> None:
 
 
 def test_both_installs_are_ready(world: dict) -> None:
+    # Waited for: an autoscaled webhook's Deployment is not Available until the pod it
+    # scaled up to answers (tests/e2e/test_operator_parity.py).
     for api in (world["api1"], world["api2"]):
-        deps = deployments_available(api, SERVING)
-        assert deps and all(deps.values()), deps
+        wait_for(lambda api=api: all_available(api, SERVING), timeout=180, interval=1,
+                 what=f"every Deployment of {SERVING} Available")
 
 
 def test_every_object_matches_the_operator_or_is_a_listed_difference(world: dict) -> None:

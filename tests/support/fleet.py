@@ -39,6 +39,12 @@ def deployments_available(api: client.ApiClient, namespace: str) -> dict[str, bo
     return result
 
 
+def all_available(api: client.ApiClient, namespace: str) -> bool:
+    """Whether the namespace has Deployments and every one is Available."""
+    deps = deployments_available(api, namespace)
+    return bool(deps) and all(deps.values())
+
+
 @contextmanager
 def module_stack(lab: Lab, prefix: str, state_dir: Path,
                  fleet: list[dict] | None = None,
