@@ -25,7 +25,7 @@ def webhook_deployments(objects: Iterable[Mapping[str, Any]]) -> frozenset[tuple
             service = services.get((ref.get("namespace", ""), ref.get("name", "")))
             selector = ((service or {}).get("spec") or {}).get("selector")
             if selector:
-                selectors.append((ref["namespace"], selector))
+                selectors.append((ref.get("namespace", ""), selector))
     return frozenset(
         (namespace, o["metadata"]["name"]) for o in objs if o.get("kind") == "Deployment"
         for namespace, selector in selectors

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from kubernetes.config.config_exception import ConfigException
 from urllib3.exceptions import HTTPError
 
 from core.settings import Binaries
@@ -80,7 +81,8 @@ class FleetStack(Stack):
         but the next test on the lab must not meet it)."""
         self.config_file(STACKS).unlink(missing_ok=True)
         for spoke in self.lab.spokes:
-            with contextlib.suppress(ApiException, HTTPError, OSError):  # a spoke a test stopped
+            # A spoke a test stopped, or removed (its kubeconfig gone with it).
+            with contextlib.suppress(ApiException, ConfigException, HTTPError, OSError):
                 release_left_hold(spoke.api(), f"/{self.stack}@")
 
 
