@@ -12,10 +12,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
+from components.crds_first import CustomResourceDefinitionsFirst
 from components.owner_guard import SpokeOwnerGuard
 from components.release_object import ReleaseObject
 from components.webhooks_first import WebhookConfigurationsFirst
 from core.resource_types import SPOKE_TYPE
+from fleet import crds_first
 from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
 from knative import manifests
 from knative.plan import Stage
@@ -62,6 +64,7 @@ class Spoke(pulumi.ComponentResource):
         self.deployments = []
         self.registered = []
         self._removers: list[pulumi.Resource] = []
+        self._crds_first: list[pulumi.Resource] = []
         self._spoke_name = name
         self._spoke_install = install
         self._anchors: list[pulumi.Resource] = []
@@ -83,10 +86,21 @@ class Spoke(pulumi.ComponentResource):
         opts = pulumi.ResourceOptions(
             parent=self, provider=self.provider, depends_on=depends_on,
             ignore_changes=list(obj.ignore_changes) if obj.ignore_changes is not None else None,
-            retain_on_delete=obj.retain_on_delete)
+            retain_on_delete=obj.retain_on_delete, import_=self._import_id(obj))
         res = ReleaseObject(obj.type_token, obj.name, body, opts)
         self.registered.append(res)
         return res
+
+    @staticmethod
+    def _import_id(obj: PlannedObject) -> str | None:
+        """The id an `up` imports the object by (fleet.crds_first): the engine imports
+        only when the stack has no resource of that URN, or one of another id, and a
+        CRD's id is its name, so a stack's existing CRD resources go on as they were. A
+        preview imports nothing: there its CRDs-first step has applied nothing yet, and
+        an import of a CRD the spoke does not have would fail it."""
+        if obj.import_id is None or pulumi.runtime.is_dry_run():
+            return None
+        return obj.import_id
 
     def _guard_aggregated_roles(self, spoke: str, install: SpokeInstall,
                                 after: list[pulumi.Resource]) -> list[pulumi.Resource]:
@@ -124,7 +138,7 @@ class Spoke(pulumi.ComponentResource):
             return
         top_level = opts is None or opts.parent is None
         everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered,
-                      *self._removers]
+                      *self._removers, *self._crds_first]
         SpokeOwnerGuard(
             guard.name, spoke=spoke, owner=guard.owner, owner_id=guard.owner_id,
             anchors=list(guard.anchors),
@@ -143,6 +157,8 @@ class Spoke(pulumi.ComponentResource):
         for stage in component.stages:
             deps = (list(dict.fromkeys(r for s in stage.after for r in done[s]))
                     if stage.after else list(roots))
+            if stage.stage is Stage.CRDS and component.crds_first is not None:
+                deps = [self._apply_crds_first(component, deps)]
             resources: list[pulumi.Resource] = []
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
@@ -168,6 +184,21 @@ class Spoke(pulumi.ComponentResource):
             self._webhooks_first(component, [
                 *configurations, *done.get(Stage.NAMESPACED, []),
                 *done.get(Stage.DEPLOYMENTS, [])])
+
+    def _apply_crds_first(self, component: ComponentInstall,
+                          after: list[pulumi.Resource]) -> pulumi.Resource:
+        """The component's CRDs-first step (components.crds_first), after what the CRDs
+        stage waits for; the typed CRDs wait for it. Not in `registered`: that holds the
+        Kubernetes objects a wave gate digests."""
+        install = self._spoke_install
+        assert component.crds_first is not None
+        step = CustomResourceDefinitionsFirst(
+            component.crds_first,
+            crds_first.step_inputs(component, self._spoke_name, install.connection,
+                                   install.plugin_timeout_s),
+            pulumi.ResourceOptions(parent=self, depends_on=after))
+        self._crds_first.append(step)
+        return step
 
     def _webhooks_first(self, component: ComponentInstall,
                         after: list[pulumi.Resource]) -> None:

@@ -56,5 +56,9 @@ SPOKE_OWNER_GUARD = DynamicKind(
 WEBHOOKS_FIRST = DynamicKind(
     "WebhookConfigurationsFirst", ("spoke", "configurations", "connection", "pluginTimeoutSeconds"))
 
+# Applies a component's CRDs in one step before their typed resources, which import them
+# (fleet.crds_first): it applies them again when the CRDs it holds change.
+CRDS_FIRST = DynamicKind("CustomResourceDefinitionsFirst", ("spoke", "crds", "digest"))
+
 DYNAMIC_KINDS = (MEMBERSHIP, WAVE_GATE, APPROVAL_GATE, AGGREGATED_ROLE_GUARD,
-                 AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD, WEBHOOKS_FIRST)
+                 AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD, WEBHOOKS_FIRST, CRDS_FIRST)

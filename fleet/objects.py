@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fleet import crds_first
 from fleet.plan import AggregatedRoleGuard, ComponentInstall, PlannedObject, PlannedStage, Role
 from knative import manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
@@ -105,7 +106,9 @@ def component_install(spoke: str, plan: InstallPlan, gated: bool,
         plan.component, plan.version, tuple(stages),
         webhooks_first=f"{spoke}:{plan.namespace}/webhook-configurations-first"
         if configurations else None,
-        webhook_configurations=configurations)
+        webhook_configurations=configurations,
+        crds_first=crds_first.step_name(spoke, plan.namespace)
+        if any(s.name is Stage.CRDS and s.objects for s in plan.stages) else None)
 
 
 def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
@@ -120,7 +123,10 @@ def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
     if stage.name is Stage.NAMESPACE:
         return planned(spoke, obj, gated, ignore_changes=NAMESPACE_IGNORED)
     if stage.name is Stage.CRDS:
-        return planned(spoke, obj, gated, retain_on_delete=not plan.delete_crds)
+        # Applied first by the component's CRDs-first step; a stack without the CRD's
+        # resource imports it (fleet.crds_first).
+        return planned(spoke, obj, gated, retain_on_delete=not plan.delete_crds,
+                       import_id=obj["metadata"]["name"])
     if is_aggregated(obj):
         # Stands for the role its guard registered first: nothing of it is applied here.
         return PlannedObject(resource_name(spoke, obj), manifests.resource_type_token(obj), obj,

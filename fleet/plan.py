@@ -40,6 +40,9 @@ class PlannedObject:
     retain_on_delete: bool | None = None
     ignore_changes: tuple[str, ...] | None = None  # fields the cluster owns
     guards: tuple[str, ...] = ()  # aggregated roles whose guard this object waits for
+    # The id an `up` imports the object by when the stack has no resource of its name
+    # yet: a CRD its component's CRDs-first step applied (fleet.crds_first). None: created.
+    import_id: str | None = None
 
     @property
     def object_name(self) -> str:
@@ -68,6 +71,9 @@ class ComponentInstall:
     # (components.webhooks_first), with "Kind/name" of each; None: the component has none.
     webhooks_first: str | None = None
     webhook_configurations: tuple[str, ...] = ()
+    # The resource that applies the component's CRDs before their typed resources
+    # (fleet.crds_first, components.crds_first); None: the component has no CRDs.
+    crds_first: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

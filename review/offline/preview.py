@@ -24,6 +24,7 @@ from core.resource_types import (
     AGGREGATED_ROLE_GUARD,
     AGGREGATED_ROLE_SWEEP,
     APPROVAL_GATE,
+    CRDS_FIRST,
     MEMBERSHIP,
     MEMBERSHIP_NAME,
     PROVIDER_KEYS,
@@ -35,8 +36,10 @@ from core.resource_types import (
     WEBHOOKS_FIRST,
     DynamicKind,
 )
+from fleet import crds_first
 from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
 from knative import manifests
+from knative.plan import Stage
 from review.offline.diff import keys_step, object_step
 from review.offline.state import HIDDEN, Hidden, LastState
 from review.resources import urn_name, urn_type
@@ -207,6 +210,11 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
         uid = UNKNOWN
         anchor = _anchor_of(component)
         for stage in component.stages:
+            if stage.stage is Stage.CRDS and component.crds_first is not None:
+                ops.append(_dynamic(walk, CRDS_FIRST, component.crds_first, spoke_urn,
+                                    crds_first.step_inputs(component, spoke.name,
+                                                           common["connection"],
+                                                           install.plugin_timeout_s)))
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
                     continue  # registered with its guard above

@@ -8,6 +8,7 @@ import pytest
 from components import (
     aggregated_role_guard,
     approval_gate,
+    crds_first,
     membership,
     owner_guard,
     wave_gate,
@@ -25,6 +26,7 @@ RESOURCES = [
      types.AGGREGATED_ROLE_SWEEP),
     (owner_guard.SpokeOwnerGuard, owner_guard._Provider, types.SPOKE_OWNER_GUARD),
     (webhooks_first.WebhookConfigurationsFirst, webhooks_first._Provider, types.WEBHOOKS_FIRST),
+    (crds_first.CustomResourceDefinitionsFirst, crds_first._Provider, types.CRDS_FIRST),
 ]
 
 

@@ -1,0 +1,124 @@
+"""The CRDs-first step: each CRD server-side applied with the fleet's field manager,
+forced, then awaited until Established; a failure names the spoke and the CRDs."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from kubernetes.client.rest import ApiException
+
+from fleet import crds_first
+from lifecycle import crds_first as step
+
+ESTABLISHED = {"conditions": [{"type": "NamesAccepted", "status": "True"},
+                              {"type": "Established", "status": "True"}]}
+
+
+class FakeExtensions:
+    """The apiextensions API of one spoke: `late` CRDs are Established after that many
+    reads; `fail` makes every apply fail with that status."""
+
+    def __init__(self, late: dict[str, int] | None = None, fail: int | None = None) -> None:
+        self.late = dict(late or {})
+        self.fail = fail
+        self.applied: list[tuple[str, dict, dict]] = []
+        self.reads: list[str] = []
+
+    def _crd(self, name: str) -> dict:
+        if self.late.get(name, 0) > 0:
+            self.late[name] -= 1
+            return {"metadata": {"name": name}, "status": {"conditions": []}}
+        return {"metadata": {"name": name}, "status": ESTABLISHED}
+
+    def patch_custom_resource_definition(self, name: str, body: dict, **kw: Any) -> dict:
+        if self.fail:
+            raise ApiException(status=self.fail, reason="Forbidden")
+        self.applied.append((name, body, kw))
+        return self._crd(name)
+
+    def read_custom_resource_definition(self, name: str, **_: Any) -> dict:
+        self.reads.append(name)
+        return self._crd(name)
+
+
+def _body(name: str) -> dict:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name}, "spec": {"group": "x"}}
+
+
+def test_each_crd_is_applied_by_the_fleet_forced() -> None:
+    ext = FakeExtensions()
+    names = step.apply_all(ext, [_body("a.x"), _body("b.x")], sleep=lambda _: None)
+    assert names == ["a.x", "b.x"]
+    assert [(n, kw["field_manager"], kw["force"], kw["_content_type"])
+            for n, _, kw in ext.applied] == [
+        ("a.x", "knative-fleet", True, "application/apply-patch+yaml"),
+        ("b.x", "knative-fleet", True, "application/apply-patch+yaml")]
+    assert ext.applied[0][1] == _body("a.x")
+    assert ext.reads == []  # Established in the apply's answer
+
+
+def test_a_crd_not_yet_established_is_awaited() -> None:
+    ext = FakeExtensions(late={"b.x": 3})  # the apply and two reads see it pending
+    step.apply_all(ext, [_body("a.x"), _body("b.x")], sleep=lambda _: None)
+    assert ext.reads == ["b.x", "b.x", "b.x"]
+
+
+def test_a_crd_never_established_fails_naming_it() -> None:
+    now = [0.0]
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    ext = FakeExtensions(late={"b.x": 10**6})
+    with pytest.raises(step.CrdsNotApplied, match=r"not Established after 2 s: b\.x"):
+        step.apply_all(ext, [_body("a.x"), _body("b.x")], timeout_s=2, clock=lambda: now[0],
+                       sleep=sleep)
+
+
+@pytest.fixture
+def spoke(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    seen: dict[str, Any] = {"ext": FakeExtensions()}
+
+    @contextlib.contextmanager
+    def fake_client(connection: dict, timeout: float) -> Iterator[str]:
+        seen["connection"], seen["timeout"] = connection, timeout
+        yield "api"
+
+    monkeypatch.setattr(step, "spoke_client", fake_client)
+    monkeypatch.setattr(step.client, "ApiextensionsV1Api", lambda api: seen["ext"])
+    return seen
+
+
+def _props(bodies: list[dict]) -> dict[str, Any]:
+    _, manifest = crds_first.encode(bodies)
+    return {"id": "spoke-1:knative-serving/crds-first", "spoke": "spoke-1",
+            "crds": [b["metadata"]["name"] for b in bodies], "manifest": manifest,
+            "connection": {"server": "https://spoke-1"}, "pluginTimeoutSeconds": 7}
+
+
+def test_the_step_applies_the_manifest_through_the_spokes_connection(spoke) -> None:
+    assert step.apply_crds(_props([_body("a.x")])) == ["a.x"]
+    assert spoke["connection"] == {"server": "https://spoke-1"} and spoke["timeout"] == 7.0
+    assert [n for n, *_ in spoke["ext"].applied] == ["a.x"]
+
+
+def test_a_refused_apply_fails_closed_naming_the_spoke(spoke) -> None:
+    spoke["ext"] = FakeExtensions(fail=403)
+    with pytest.raises(step.CrdsNotApplied) as got:
+        step.apply_crds(_props([_body("a.x"), _body("b.x")]))
+    text = str(got.value)
+    assert text.startswith("spoke 'spoke-1': could not apply the CustomResourceDefinitions "
+                           "a.x, b.x before their resources: ApiException")
+    assert "run the command again" in text
+
+
+def test_a_models_established_condition_is_read_too() -> None:
+    cond = SimpleNamespace(type="Established", status="True")
+    assert step.established(SimpleNamespace(status=SimpleNamespace(conditions=[cond])))
+    assert not step.established(SimpleNamespace(status=SimpleNamespace(conditions=None)))
+    assert not step.established({"status": None})
