@@ -18,9 +18,11 @@ from typing import Any
 
 from core.digest import digest
 
-# What the digest leaves out of a spoke's install: how it is reached, not what runs there.
+# What the digest leaves out of a spoke's install: how it is reached, not what runs there;
+# nor how its CRDs are registered (applied first, then imported: fleet.crds_first), so a
+# program that adds that step asks no wave for approval again.
 _REACH = frozenset({"kubeconfig", "identifier", "connection", "plugin_timeout_s",
-                    "owner_guard"})
+                    "owner_guard", "crds_first", "import_id"})
 
 
 def wave_digest(installs: Mapping[str, Any]) -> str:

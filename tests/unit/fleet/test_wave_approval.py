@@ -6,6 +6,8 @@ unapproved change with the way to approve it."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from config.fleet import parse_fleet_config
@@ -13,7 +15,7 @@ from core.errors import ConfigError
 from core.settings import settings
 from fleet import plan_fleet
 from lab.paths import RELEASES
-from rollout.approval import gate_name, refusal
+from rollout.approval import gate_name, refusal, wave_digest
 from tests.support.factories import FakeInventory, profile
 
 PROFILES = [profile("s1", ring="canary"), profile("s2", ring="early"),
@@ -61,6 +63,22 @@ def test_the_digest_moves_only_when_the_waves_own_spokes_change():
     main_changed = plan(serving={"s4": {"version": "1.23", "config": {
         "autoscaler": {"enable-scale-to-zero": "false"}}}})
     assert main_changed.waves[2].approval.changes != base
+
+
+def test_how_the_crds_are_registered_is_not_part_of_the_change():
+    """A program that adds the CRDs-first step (fleet.crds_first) to a stack's spokes asks
+    its waves for no new approval: what runs there is the same."""
+    planned = plan()
+    main = planned.waves[2]
+    installs = {n: planned.spokes[n].install for n in main.approval.spokes}
+    without = {n: dataclasses.replace(i, components=tuple(
+        dataclasses.replace(c, crds_first=None, stages=tuple(
+            dataclasses.replace(s, objects=tuple(
+                dataclasses.replace(o, import_id=None) for o in s.objects))
+            for s in c.stages))
+        for c in i.components)) for n, i in installs.items()}
+    assert any(c.crds_first for i in installs.values() for c in i.components)
+    assert wave_digest(without) == wave_digest(installs) == main.approval.changes
 
 
 def test_an_unreachable_spoke_of_the_wave_is_not_part_of_its_change():
