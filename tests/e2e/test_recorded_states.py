@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from core.resource_types import APPROVAL_GATE, DYNAMIC_KINDS
+from core.resource_types import APPROVAL_GATE, CRDS_FIRST, DYNAMIC_KINDS
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
 from lab.paths import REPO
@@ -35,15 +35,11 @@ from tests.support.topology import relabel
 
 pytestmark = pytest.mark.e2e
 # The last released commit: the newest one whose CI passed and that landed on main.
-RELEASED_COMMIT = "c5dc75c0d37123a97c597c30a881a076bf9b891b"
+RELEASED_COMMIT = "d234b188bc969a86986498940d7413565cb7124b"
 # Dynamic resources no recorded state holds: the approval gate stands only before a wave
-# that needs approval and has changes, which neither shape has.
-UNRECORDED_KINDS = {APPROVAL_GATE.type}
-# What the released commit's first `up` of a gated install may meet on a spoke whose
-# webhooks are live: a wave gate, not the provider, waited for the Deployments, so the
-# release's custom resources could reach a webhook that did not answer yet (fixed since).
-# Its user runs `pulumi up` again (a wave at a time), and so does the recording.
-NOT_ANSWERING_YET = "no endpoints available for service"
+# that needs approval and has changes, which neither shape has; the CRDs-first step is
+# newer than the released commit.
+UNRECORDED_KINDS = {APPROVAL_GATE.type, CRDS_FIRST.type}
 DESTRUCTIVE = {"delete", "replace", "create-replacement", "delete-replaced",
                "discard", "discard-replaced"}
 RINGS = {"spoke-1": "canary", "spoke-2": "main"}
@@ -102,10 +98,6 @@ def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
         old.init()
         old.write_config(released / "stacks", fleet_config(lab, shape["fleet"], **overrides))
         installed = old.up()
-        for _ in shape.get("rollout", {}).get("waves", []):  # at most once a wave
-            if installed.ok or NOT_ANSWERING_YET not in installed.out:
-                break
-            installed = old.up()
         assert installed.ok, f"{RELEASED_COMMIT[:10]} failed to install:\n{installed.out}"
         # This checkout runs on the state and the stack file as the release left them.
         new.config_file(REPO / "stacks").write_bytes(
