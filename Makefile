@@ -9,17 +9,18 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-12)
 BIN = $(shell toolchain/build.sh --print)
 # The Pulumi CLI and Kubernetes provider the stacks run on (docs/settings.md,
-# KNATIVE_FLEET_BINARIES): `patched`, the toolchain's own (the lab's default), or
-# `released`, exactly as released (what users run; built with the tests' tools). Each
-# set's Pulumi home holds its Kubernetes provider as the released plugin.
-export KNATIVE_FLEET_BINARIES ?= patched
-ifeq ($(KNATIVE_FLEET_BINARIES),released)
-PULUMI_BIN = $(shell toolchain/build.sh --released)
-export PULUMI_HOME := $(shell toolchain/build.sh --released-home)
-PULUMI_TOOLS := test-tools
-else
+# KNATIVE_FLEET_BINARIES): `released`, exactly as released (what users run; the lab
+# toolchain's, the default), or `patched`, with toolchain/patches/ (built with the tests'
+# tools, for the benchmark's comparison). Each set's Pulumi home holds its Kubernetes
+# provider as the released plugin.
+export KNATIVE_FLEET_BINARIES ?= released
+ifeq ($(KNATIVE_FLEET_BINARIES),patched)
 PULUMI_BIN = $(BIN)
 export PULUMI_HOME := $(shell toolchain/build.sh --home)
+PULUMI_TOOLS := test-tools
+else
+PULUMI_BIN = $(shell toolchain/build.sh --released)
+export PULUMI_HOME := $(shell toolchain/build.sh --released-home)
 PULUMI_TOOLS := toolchain
 endif
 STATE := $(CURDIR)/.lab/state

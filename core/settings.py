@@ -91,10 +91,10 @@ class Settings(BaseSettings):
         description="The shared files (release mirror, CRDs); unset: `shared/` next to "
                     "the repository.")
     binaries: Binaries = Field(
-        default="patched",
+        default="released",
         description="The Pulumi CLI and Kubernetes provider the lab's stacks run on: "
-                    "`patched`, the toolchain's own; `released`, exactly as released "
-                    "(built with the tests' tools).")
+                    "`released`, exactly as released (what users run); `patched`, with "
+                    "toolchain/patches/ (built with the tests' tools).")
     approve: str = Field(
         default="",
         description="Wave names, comma-separated: the waves with `approval: Required` "

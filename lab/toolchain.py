@@ -44,7 +44,7 @@ def with_test_tools() -> Path:
     return _build("--test-tools")
 
 
-def pulumi_home(bin_path: Path, binaries: Binaries = "patched") -> Path:
+def pulumi_home(bin_path: Path, binaries: Binaries = "released") -> Path:
     """The toolchain's Pulumi home for a set of Pulumi binaries: its plugin store holds
     that set's Kubernetes provider, so Pulumi loads it as a released plugin (build.sh
     installs it there)."""
@@ -53,9 +53,10 @@ def pulumi_home(bin_path: Path, binaries: Binaries = "patched") -> Path:
     return bin_path.parent / "pulumi-home"
 
 
-def pulumi_bin(bin_path: Path, binaries: Binaries = "patched") -> Path:
-    """Where the Pulumi CLI and its language host of a set are: the toolchain's own bin
-    (patched) or, beside it, the binaries exactly as released (`build.sh --test-tools`)."""
+def pulumi_bin(bin_path: Path, binaries: Binaries = "released") -> Path:
+    """Where the Pulumi CLI and its language host of a set are: beside the toolchain's bin,
+    the binaries exactly as released (the lab toolchain), or the toolchain's own bin
+    (patched, `build.sh --test-tools`)."""
     return bin_path.parent / "released" / "bin" if binaries == "released" else bin_path
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the lab toolchain (Kubernetes control plane, etcd, kwok, the
 # cluster-inventory credential plugin, the Pulumi CLI, its Python language
-# host, the Kubernetes provider) from pinned Go modules into a cache outside the repo,
-# keyed by the pins, and on request the tools only the tests use (the Knative Operator
-# the parity tests hold knative-fleet against, actionlint for the example CI workflow).
+# host and the Kubernetes provider exactly as released) from pinned Go modules into a cache
+# outside the repo, keyed by the pins, and on request the tools only the tests and the
+# benchmark use (the Knative Operator the parity tests hold knative-fleet against,
+# actionlint for the example CI workflow, the Pulumi binaries with toolchain/patches/).
 # A warm cache makes this a no-op.
 #
 #   toolchain/build.sh            build (or reuse) the lab toolchain, print the bin dir
@@ -11,7 +12,8 @@
 #                                 the same, then build (or reuse) the tests' tools into
 #                                 the same bin dir, print it (`make test` runs it)
 #   toolchain/build.sh --print    print the bin dir of the current pins, build nothing
-#   toolchain/build.sh --home     print the Pulumi home (plugins installed) of the current pins
+#   toolchain/build.sh --home     print the Pulumi home of the patched set (its plugin
+#                                 store holds the patched provider; built by --test-tools)
 #   toolchain/build.sh --operator print the Knative Operator's data dir of the current pins
 #                                 (kodata/ for KO_DATA_PATH, crds/ its CRDs), build nothing
 #   toolchain/build.sh --check-downloads
@@ -19,7 +21,7 @@
 #                                 current GOMODCACHE, and fail on any empty path (CI runs it
 #                                 against an empty module cache)
 #   toolchain/build.sh --released print the bin dir of the Pulumi CLI and language host as
-#                                 released (no patch; built by --test-tools), build nothing
+#                                 released (no patch; built by the lab toolchain), build nothing
 #   toolchain/build.sh --released-home
 #                                 print the Pulumi home whose plugin store holds the
 #                                 Kubernetes provider as released, build nothing
@@ -55,14 +57,16 @@ KEY="$(cd "$HERE" && {
 } | sha256sum | cut -c1-16)"
 OUT="$CACHE_ROOT/toolchain/$KEY"
 BIN="$OUT/bin"
-# The provider is not on PATH: Pulumi loads it from its own plugin store in this
-# home, as a released plugin, instead of warning about a plugin found on PATH.
+# The patched set (the tests' tools): the CLI and language host in BIN, the provider not
+# on PATH: Pulumi loads it from its own plugin store in this home, as a released plugin,
+# instead of warning about a plugin found on PATH.
 PLUGINS="$OUT/plugins"
 PULUMI_HOME_DIR="$OUT/pulumi-home"
 # The Knative Operator's release data (kodata) and CRDs, copied out of its module.
 OPERATOR_DIR="$OUT/knative-operator"
 # The Pulumi CLI, its language host and the Kubernetes provider exactly as released (the
-# same pinned modules without toolchain/patches/): what a user runs.
+# same pinned modules without toolchain/patches/): what a user runs, and what the lab's
+# stacks run unless KNATIVE_FLEET_BINARIES=patched.
 RELEASED="$OUT/released"
 RELEASED_BIN="$RELEASED/bin"
 RELEASED_HOME="$RELEASED/pulumi-home"
@@ -122,7 +126,7 @@ module_json() {
   echo "$value"
 }
 
-sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"; }
+sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_SDK_VERSION"; }
 cli_pkg_dir() { module_json Dir "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION"; }
 langhost_sdk_dir() { module_json Dir "github.com/pulumi/pulumi/sdk/v3@$PULUMI_LANGHOST_SDK_VERSION"; }
 provider_dir() { module_json Dir "github.com/pulumi/pulumi-kubernetes/provider/v4@$PULUMI_KUBERNETES_PROVIDER_MODULE"; }
@@ -383,12 +387,15 @@ install_plugins() {
 
 # Pulumi 3.259 writes an encrypted debug log of every run into $PULUMI_HOME/logs, every
 # property of every object (35-100 MB a fleet run), unconditionally: it costs a no-op
-# preview about half its CPU (docs/performance.md, "How many spokes one stack should hold, and how to run more"). Pulumi
-# goes without it when that path cannot be made a directory, so the toolchain's own
-# home holds an empty file of that name. KNATIVE_FLEET_PULUMI_LOGS=keep keeps the logs
-# (a support case); `--logtostderr -v=N` logs one run either way.
+# preview about half its CPU (docs/performance.md, "The released binaries, and the patched
+# ones beside them"). Pulumi goes without it when that path cannot be made a directory, so
+# each of the toolchain's homes holds an empty file of that name, as the README tells users
+# to do with theirs. KNATIVE_FLEET_PULUMI_LOGS=keep keeps the logs (a support case);
+# `--logtostderr -v=N` logs one run either way.
+# home_logs HOME
 home_logs() {
-  local logs="$PULUMI_HOME_DIR/logs"
+  local logs="$1/logs"
+  [ -d "$1" ] || return 0
   if [ "${KNATIVE_FLEET_PULUMI_LOGS:-}" = keep ]; then
     if [ -f "$logs" ]; then rm -f "$logs"; fi
     return 0
@@ -442,40 +449,42 @@ lock() {
   fi
 }
 
-# The lab toolchain: what `make demo` and the lab need.
+# The lab toolchain: what `make demo` and the lab need, with the Pulumi CLI, its language
+# host and the Kubernetes provider exactly as released (what users run).
 main() {
   lock
-  if [ -f "$OUT/.complete" ]; then home_logs; echo "$BIN"; return 0; fi
+  if [ -f "$OUT/.complete" ]; then home_logs "$RELEASED_HOME"; home_logs "$PULUMI_HOME_DIR"; echo "$BIN"; return 0; fi
   mkdir -p "$BIN"
   local start=$SECONDS
   # Three lanes on separate module graphs: while one links (one core) or downloads
   # (network), the others compile. Peak memory is the provider's link (~4 GB) plus
   # one Kubernetes link.
   lane k8s build_k8s
-  lane provider build_provider
-  lane tools build_etcd build_pulumi
+  lane provider build_released_provider
+  lane tools build_etcd build_released_pulumi
   wait_lanes
-  install_plugins "$BIN" "$PLUGINS" "$PULUMI_HOME_DIR"
-  home_logs
+  install_plugins "$RELEASED_BIN" "$RELEASED/plugins" "$RELEASED_HOME"
+  home_logs "$RELEASED_HOME"
   touch "$OUT/.complete"
   log "toolchain ready in $((SECONDS - start))s: $BIN"
   echo "$BIN"
 }
 
-# The tools only the tests use, on top of the lab toolchain: the Knative Operator (its
-# own module graph: about a tenth of the cold compile work), actionlint, and the Pulumi
-# CLI, language host and Kubernetes provider as released, which the tests run the core
-# lifecycle on. Not built for `make demo`, whose first run on a new machine waits for its
-# toolchain.
+# The tools only the tests and the benchmark use, on top of the lab toolchain: the Knative
+# Operator (its own module graph: about a tenth of the cold compile work), actionlint, and
+# the Pulumi CLI, language host and Kubernetes provider with toolchain/patches/ (the
+# benchmark holds them beside the released set). Not built for `make demo`, whose first
+# run on a new machine waits for its toolchain.
 test_tools() {
   main >/dev/null
   if [ -f "$OUT/.test-tools-complete" ]; then echo "$BIN"; return 0; fi
   local start=$SECONDS
   lane operator build_operator build_actionlint
-  lane released-pulumi build_released_pulumi
-  lane released-provider build_released_provider
+  lane patched-pulumi build_pulumi
+  lane patched-provider build_provider
   wait_lanes
-  install_plugins "$RELEASED_BIN" "$RELEASED/plugins" "$RELEASED_HOME"
+  install_plugins "$BIN" "$PLUGINS" "$PULUMI_HOME_DIR"
+  home_logs "$PULUMI_HOME_DIR"
   touch "$OUT/.test-tools-complete"
   log "the tests' tools ready in $((SECONDS - start))s: $BIN"
   echo "$BIN"

@@ -229,14 +229,17 @@ def test_step_1_gets_the_released_pulumi_cli_and_provider(world: World) -> None:
     released = pulumi_bin(world.lab.bin, "released")
     assert shutil.which("pulumi", path=env["PATH"]) == str(released / "pulumi")
     version = world.probe("pulumi", "version")
-    assert version.stdout.strip() == "v3.259.0", version.stdout + version.stderr
+    assert version.stdout.strip() == "v3.276.0", version.stdout + version.stderr
     (plugin,) = Path(env["PULUMI_HOME"]).glob(
         "plugins/resource-kubernetes-v4.25.0/pulumi-resource-kubernetes")
     (as_released,) = pulumi_home(world.lab.bin, "released").glob(
         "plugins/resource-kubernetes-v*/pulumi-resource-kubernetes")
-    (patched,) = pulumi_home(world.lab.bin).glob(
+    (patched,) = pulumi_home(world.lab.bin, "patched").glob(
         "plugins/resource-kubernetes-v*/pulumi-resource-kubernetes")
     assert sha256(plugin) == sha256(as_released) != sha256(patched)
+    # Pulumi's automatic log off: a file where the CLI would make its logs directory.
+    logs = Path(env["PULUMI_HOME"]) / "logs"
+    assert logs.is_file() and logs.stat().st_size == 0, list(Path(env["PULUMI_HOME"]).iterdir())
 
 
 def test_steps_2_to_4_make_the_venv_the_stack_and_its_config(world: World) -> None:

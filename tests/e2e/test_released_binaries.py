@@ -67,10 +67,11 @@ def test_the_stack_runs_the_released_binaries(world: dict, lab: Lab) -> None:
     cli = shutil.which("pulumi", path=env["PATH"])
     assert cli == str(pulumi_bin(lab.bin, "released") / "pulumi"), cli
     version = subprocess.run([cli, "version"], env=env, capture_output=True, text=True)
-    assert version.stdout.strip() == "v3.259.0", version.stdout + version.stderr
+    assert version.stdout.strip() == "v3.276.0", version.stdout + version.stderr
     assert env["PULUMI_HOME"] == str(pulumi_home(lab.bin, "released"))
     # Not the toolchain's patched provider: a plugin of its own, from the same pin.
-    assert provider_plugin(Path(env["PULUMI_HOME"])) != provider_plugin(pulumi_home(lab.bin))
+    patched = pulumi_home(lab.bin, "patched")
+    assert provider_plugin(Path(env["PULUMI_HOME"])) != provider_plugin(patched)
 
 
 def test_install_serving_and_eventing_on_two_spokes(world: dict) -> None:

@@ -130,7 +130,7 @@ def test_table_formats_units() -> None:
     assert rows["install_fleet_s"] == (f"{RESULTS['install_fleet_s']:.1f} s", "")
     assert rows["install_ratio"] == (
         f"{RESULTS['install_ratio']:.2f}x",
-        f"{RESULTS['target_install_ratio']} (install <= 1.5x kubectl apply + wait)")
+        f"{RESULTS['target_install_ratio']} (install <= 1.2x kubectl apply + wait)")
     assert rows["state_bytes_per_spoke"][0] == \
         f"{RESULTS['state_bytes_per_spoke'] / 1e6:.2f} MB"
     assert rows["install_fleet_cpu_busy_pct"][0] == \

@@ -65,12 +65,12 @@ def test_a_stack_runs_the_binaries_it_is_asked_for(bench: BenchLab, lab: Lab,
 
 def test_a_stack_not_told_runs_the_setting(bench: BenchLab, lab: Lab,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KNATIVE_FLEET_BINARIES", "released")
-    assert bench.stack("x").binaries == "released"
+    monkeypatch.setenv("KNATIVE_FLEET_BINARIES", "patched")
+    assert bench.stack("x").binaries == "patched"
     monkeypatch.delenv("KNATIVE_FLEET_BINARIES")
     stack = bench.stack("y")
-    assert stack.binaries == "patched"
-    assert stack.env["PULUMI_HOME"] == str(pulumi_home(lab.bin, "patched"))
+    assert stack.binaries == "released"
+    assert stack.env["PULUMI_HOME"] == str(pulumi_home(lab.bin, "released"))
 
 
 def test_a_set_without_its_own_cli_is_refused(bench: BenchLab, lab: Lab) -> None:

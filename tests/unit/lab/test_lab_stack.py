@@ -17,13 +17,15 @@ def test_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     toolchain = tmp_path / "toolchain" / "bin"
     stack = Stack(tmp_path, "t-x", tmp_path / "state", toolchain, env={"EXTRA": "1"})
     env = stack.env
-    assert env["PATH"].split(os.pathsep) == [str(toolchain), str(Path(sys.executable).parent),
-                                             "/usr/bin"]
+    # The released binaries (KNATIVE_FLEET_BINARIES' default) first, then the toolchain.
+    released = tmp_path / "toolchain" / "released"
+    assert env["PATH"].split(os.pathsep) == [str(released / "bin"), str(toolchain),
+                                             str(Path(sys.executable).parent), "/usr/bin"]
     assert env["PULUMI_BACKEND_URL"] == f"file://{tmp_path / 'state'}"
     assert env["PULUMI_CONFIG_PASSPHRASE"] == PASSPHRASE
     assert env["PULUMI_SKIP_UPDATE_CHECK"] == "true"
     assert env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] == "true"
-    assert env["PULUMI_HOME"] == str(tmp_path / "toolchain" / "pulumi-home")
+    assert env["PULUMI_HOME"] == str(released / "pulumi-home")
     assert env[SKIP_CHECKPOINTS] == "true"
     assert env[PARALLEL_DIFF] == "true"
     assert env["EXTRA"] == "1"

@@ -1,5 +1,6 @@
-"""toolchain/build.sh builds the lab's toolchain for `make demo` and the tests' own tools
-(the Knative Operator, actionlint, the Pulumi binaries as released) only on
+"""toolchain/build.sh builds the lab's toolchain for `make demo` (with the Pulumi binaries as
+released) and the tests' own tools (the Knative Operator, actionlint, the Pulumi binaries
+with the toolchain's patches) only on
 `--test-tools`, each stage once, and marks a stage complete only when every one of its
 builds succeeded."""
 
@@ -13,8 +14,7 @@ from tests.support.build_script import shell_function
 STAGE_FUNCTIONS = ("lane", "wait_lanes", "lock", "main", "test_tools")
 BUILDS = ("build_k8s", "build_provider", "build_etcd", "build_pulumi", "build_operator",
           "build_actionlint", "build_released_pulumi", "build_released_provider")
-TEST_TOOLS = ["build_actionlint", "build_operator", "build_released_provider",
-              "build_released_pulumi"]
+TEST_TOOLS = ["build_actionlint", "build_operator", "build_provider", "build_pulumi"]
 
 
 def run_stage(out: Path, stage: str, failing: str = "") -> subprocess.CompletedProcess:
@@ -42,7 +42,8 @@ def calls(out: Path) -> list[str]:
 def test_the_demo_toolchain_leaves_the_tests_tools_out(tmp_path: Path) -> None:
     res = run_stage(tmp_path, "main")
     assert res.returncode == 0, res.stderr
-    assert calls(tmp_path) == ["build_etcd", "build_k8s", "build_provider", "build_pulumi"]
+    assert calls(tmp_path) == ["build_etcd", "build_k8s", "build_released_provider",
+                               "build_released_pulumi"]
     assert (tmp_path / "entry" / ".complete").exists()
     assert not (tmp_path / "entry" / ".test-tools-complete").exists()
 
