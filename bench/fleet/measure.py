@@ -279,8 +279,9 @@ def measure(run: Run) -> None:
     headline set unless --binaries leaves it out)."""
     bench, samples, options = run.bench, run.samples, run.options
     sets = binaries(options)
-    if "released" in sets:
-        log("toolchain: the Pulumi binaries as released (toolchain/build.sh --test-tools)")
+    if "patched" in sets:
+        log("toolchain: the Pulumi binaries with the toolchain's patches "
+            "(toolchain/build.sh --test-tools)")
         with_test_tools()
     args, env = stack_settings(options)
     stacks = {sets[0]: run.up(SPOKES, sets[0], args, env, binaries=sets[0])}

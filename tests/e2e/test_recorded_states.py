@@ -1,17 +1,21 @@
 """Stack states written by the last released commit stay this checkout's to manage:
-its preview of each deletes and replaces nothing, its `up` of one updates it in place,
-and `pulumi destroy` of each (the other one exactly as that release wrote it) removes
-the install and leaves nothing.
+its preview of each deletes and replaces nothing; its `up` of one updates it in place,
+keeps every CRD the release created (same uid) and leaves a no-op preview empty; and
+`pulumi destroy` of each removes the install, the CRDs as `deleteCrdsOnDestroy` says,
+and leaves nothing else.
 
 The states are recorded on the lab at test time by the released program itself (the
 commit below, written out of git and run by the real engine), so they hold that
 release's URNs and types and, above all, its pickled dynamic providers: `pulumi destroy`
 runs no program and unpickles those providers by their module paths, in this
 checkout's code. A module or class they name that moved without a name left behind
-fails here. Two shapes cover every dynamic resource the program registers but the
-approval gate: one spoke with Serving and Eventing (the membership, the aggregated-role
-guards and sweep, the owner guard, the webhook-configuration removers) and two spokes
-chosen by a label group in two waves (the wave gates too).
+fails here. Three shapes cover every dynamic resource the program registers but the
+approval gate: one spoke with Serving and Eventing, CRDs deleted on destroy (the
+membership, the aggregated-role guards and sweep, the owner guard, the
+webhook-configuration removers), two spokes, CRDs kept, both updated by this checkout
+(which adds its CRDs-first step to a stack that holds its CRDs already), and two spokes
+chosen by a label group in two waves (the wave gates too), destroyed exactly as the
+release wrote it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubernetes import client
 
 from core.resource_types import APPROVAL_GATE, CRDS_FIRST, DYNAMIC_KINDS
 from lab.fleet import FleetStack, fleet_config
@@ -45,11 +50,21 @@ DESTRUCTIVE = {"delete", "replace", "create-replacement", "delete-replaced",
 RINGS = {"spoke-1": "canary", "spoke-2": "main"}
 
 
+def spoke_entry(name: str, delete_crds: bool) -> dict:
+    """Serving and Eventing 1.23 on `name`, their CRDs deleted on destroy or kept."""
+    return {"name": name, "clusterProfileRef": {"name": name, "namespace": PROFILE_NAMESPACE},
+            **{c: {"version": "1.23", "deleteCrdsOnDestroy": delete_crds}
+               for c in ("serving", "eventing")}}
+
+
 def one_spoke(lab: Lab) -> dict:
     del lab
-    return {"fleet": [{"name": "spoke-1",
-                       "clusterProfileRef": {"name": "spoke-1", "namespace": PROFILE_NAMESPACE},
-                       "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}]}
+    return {"fleet": [spoke_entry("spoke-1", delete_crds=True)]}
+
+
+def two_spokes(lab: Lab) -> dict:
+    del lab
+    return {"fleet": [spoke_entry(name, delete_crds=False) for name in RINGS]}
 
 
 def two_spokes_in_waves(lab: Lab) -> dict:
@@ -64,7 +79,11 @@ def two_spokes_in_waves(lab: Lab) -> dict:
                 {"name": "main", "timeout": "5m"}]}}
 
 
-SHAPES = {"one-spoke": one_spoke, "two-spokes-in-waves": two_spokes_in_waves}
+SHAPES = {"one-spoke": one_spoke, "two-spokes": two_spokes,
+          "two-spokes-in-waves": two_spokes_in_waves}
+# The shapes this checkout runs `up` on (the CRDs-first step added to a stack that holds
+# its CRDs already); the waves shape is destroyed exactly as the release wrote it.
+UPDATED = {"one-spoke", "two-spokes"}
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +138,7 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
     kinds_seen.update(r["type"] for r in resources)
     assert any(r["type"].startswith("pulumi-python:dynamic/") for r in resources)
     installed = ["spoke-1"] if recorded["shape"] == "one-spoke" else sorted(RINGS)
+    crds = {spoke: crd_uids(recorded["apis"][spoke]) for spoke in installed}
     for spoke in installed:
         states = deployments_available(recorded["apis"][spoke], "knative-serving")
         assert states and all(states.values()), (spoke, states)
@@ -128,20 +148,41 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
     bad = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] in DESTRUCTIVE]
     assert bad == [], f"{recorded['shape']} recorded by {RELEASED_COMMIT[:10]}: {bad[:20]}"
 
-    if recorded["shape"] == "one-spoke":
-        # This checkout's `up` of the release's state: in place, nothing deleted.
+    if recorded["shape"] in UPDATED:
+        # This checkout's `up` of the release's state: in place, nothing deleted, every CRD
+        # the one the release created (same uid: neither replaced nor deleted and made
+        # again), and nothing left to change after it.
         updated = new.up()
         assert updated.ok, updated.out
         changes = new.history()[0].get("resourceChanges") or {}
         assert not set(changes) & DESTRUCTIVE, changes
-    # The two-spoke state exactly as the release wrote it, the one-spoke state after this
-    # checkout's `up`: the pickled providers a state holds run the deletes.
+        for spoke, uids in crds.items():
+            assert uids and crd_uids(recorded["apis"][spoke]) == uids, spoke
+        again, steps = new.preview_steps()
+        assert again.ok, again.out
+        changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] != "same"]
+        assert changed == [], changed[:20]
+    # The waves state exactly as the release wrote it, the others after this checkout's
+    # `up`: the pickled providers a state holds run the deletes.
     destroyed = new.destroy()
     assert destroyed.ok, destroyed.out
     for spoke, api in recorded["apis"].items():
         after = snapshot(api)
         leaked = after - recorded["before"][spoke] - kept_by_policy(after)
         assert leaked == set(), (recorded["shape"], spoke, sorted(leaked)[:20])
+    if recorded["shape"] == "one-spoke":  # deleteCrdsOnDestroy: true
+        left = set(crd_uids(recorded["apis"]["spoke-1"])) & set(crds["spoke-1"])
+        assert left == set(), sorted(left)
+    elif recorded["shape"] == "two-spokes":  # deleteCrdsOnDestroy: false
+        for spoke, uids in crds.items():
+            assert crd_uids(recorded["apis"][spoke]) == uids, spoke
+
+
+def crd_uids(api: client.ApiClient) -> dict[str, str]:
+    """{name: uid} of the spoke's Knative CRDs."""
+    listed = client.ApiextensionsV1Api(api).list_custom_resource_definition().items
+    return {c.metadata.name: c.metadata.uid for c in listed
+            if c.metadata.name.endswith(".knative.dev")}
 
 
 def test_the_recorded_states_hold_every_dynamic_resource(kinds_seen: set[str]) -> None:

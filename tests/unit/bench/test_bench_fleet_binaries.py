@@ -142,8 +142,17 @@ def test_the_growth_runs_on_the_released_set(bench: BenchLab,
 
 
 def test_one_set_only(bench: BenchLab, steps: list[tuple[Any, ...]]) -> None:
+    _, out = measured(bench, Options(runs=1, binaries=("released",)))
+    assert ("test-tools",) not in steps  # the patched binaries are not needed
+    assert [s for s in steps if s[0] == "fleet"] == [("fleet", 1, "released", True)]
+    assert steps[-1] == ("growth", 1, "released")
+    assert out["binaries"] == "released" and out["install_ratio"] == 2.0
+    assert out.get("patched_install_ratio") is None
+
+
+def test_the_patched_set_only(bench: BenchLab, steps: list[tuple[Any, ...]]) -> None:
     _, out = measured(bench, Options(runs=1, binaries=("patched",)))
-    assert ("test-tools",) not in steps  # the released binaries are not needed
+    assert steps[0] == ("test-tools",)  # the patched binaries are the tests' tools
     assert [s for s in steps if s[0] == "fleet"] == [("fleet", 1, "patched", True)]
     assert steps[-1] == ("growth", 1, "patched")
     assert out["binaries"] == "patched" and out["patched_install_ratio"] == 1.6
