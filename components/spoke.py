@@ -166,9 +166,9 @@ class Spoke(pulumi.ComponentResource):
                     continue
                 if obj.owned:
                     assert owner is not None, "owned objects come after the anchor"
-                    body = manifests.with_owner(obj.body, owner)
+                    body = manifests.with_owner(obj.registered_body, owner)
                 else:
-                    body = obj.body
+                    body = obj.registered_body
                 res = self._register(obj, body, [*deps, *(self._guards[r] for r in obj.guards)])
                 if obj.body["kind"] in WEBHOOK_CONFIGURATIONS:
                     configurations.append(res)

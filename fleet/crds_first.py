@@ -71,7 +71,7 @@ def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
     them; the offline review plans the same): the CRD names, the digest its provider's
     diff compares, the bodies and how to reach the spoke."""
     assert component.crds_first is not None
-    bodies = [o.body for o in crd_objects(component)]
+    bodies = [o.registered_body for o in crd_objects(component)]
     digest, manifest = encode(bodies)
     return {"id": component.crds_first, "spoke": spoke,
             "crds": [b["metadata"]["name"] for b in bodies], "digest": digest,

@@ -9,7 +9,7 @@ from typing import Any
 
 from fleet import crds_first
 from fleet.plan import AggregatedRoleGuard, ComponentInstall, PlannedObject, PlannedStage, Role
-from knative import manifests
+from knative import crd_defaults, manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
 from knative.plan import InstallPlan, InstallStage, Stage
 from knative.server_owned import WEBHOOK_CONFIGURATIONS, server_owned_fields
@@ -126,7 +126,8 @@ def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
         # Applied first by the component's CRDs-first step; a stack without the CRD's
         # resource imports it (fleet.crds_first).
         return planned(spoke, obj, gated, retain_on_delete=not plan.delete_crds,
-                       import_id=obj["metadata"]["name"])
+                       import_id=obj["metadata"]["name"],
+                       server_defaults=crd_defaults.server_defaults(obj) or None)
     if is_aggregated(obj):
         # Stands for the role its guard registered first: nothing of it is applied here.
         return PlannedObject(resource_name(spoke, obj), manifests.resource_type_token(obj), obj,

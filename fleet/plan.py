@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from access import ResolutionError, SpokeConnection
+from knative.crd_defaults import with_defaults
 from knative.plan import Stage
 
 
@@ -43,10 +44,21 @@ class PlannedObject:
     # The id an `up` imports the object by when the stack has no resource of its name
     # yet: a CRD its component's CRDs-first step applied (fleet.crds_first). None: created.
     import_id: str | None = None
+    # What the API server fills in that `body` leaves out (knative.crd_defaults), applied
+    # and registered with it so an imported CRD's inputs equal the program's; kept apart
+    # from `body` so a wave's digest (rollout.approval) is the release's objects alone.
+    server_defaults: dict[str, Any] | None = None
 
     @property
     def object_name(self) -> str:
         return self.body["metadata"]["name"]
+
+    @property
+    def registered_body(self) -> dict[str, Any]:
+        """The body as registered and applied: with the server's defaults, if any."""
+        if not self.server_defaults:
+            return self.body
+        return with_defaults(self.body, self.server_defaults)
 
 
 @dataclass(frozen=True, slots=True)

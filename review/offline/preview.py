@@ -218,9 +218,9 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
                     continue  # registered with its guard above
-                body = obj.body
+                body = obj.registered_body
                 if obj.owned:
-                    body = manifests.with_owner(obj.body,
+                    body = manifests.with_owner(obj.registered_body,
                                                 manifests.owner_reference(anchor, uid))
                 urn, op = _object(walk, spoke_urn, obj, body, forced)
                 if obj.role is Role.ANCHOR:

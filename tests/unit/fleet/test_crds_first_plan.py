@@ -32,6 +32,7 @@ def test_only_the_crds_are_imported_and_by_their_name(installs) -> None:
                     if stage.stage is Stage.CRDS:
                         assert obj.import_id == obj.object_name
                         assert obj.role is Role.PLAIN
+                        assert obj.server_defaults, obj.name
                     else:
                         assert obj.import_id is None, obj.name
 
@@ -39,8 +40,10 @@ def test_only_the_crds_are_imported_and_by_their_name(installs) -> None:
 def test_the_inputs_hold_the_bodies_the_typed_crds_apply(installs) -> None:
     component = installs["spoke-a"].components[0]
     inputs = crds_first.step_inputs(component, "spoke-a", {"server": "s"}, 5.0)
-    bodies = [o.body for o in crds_first.crd_objects(component)]
+    bodies = [o.registered_body for o in crds_first.crd_objects(component)]
     assert crds_first.decode(inputs["manifest"]) == bodies
+    # As the API server stores them (knative.crd_defaults): an import of each equals it.
+    assert all(b["spec"]["names"]["listKind"] and b["spec"]["conversion"] for b in bodies)
     assert inputs["crds"] == [b["metadata"]["name"] for b in bodies]
     assert all(b["metadata"]["annotations"]["pulumi.com/patchFieldManager"] == "knative-fleet"
                for b in bodies)

@@ -66,18 +66,22 @@ def test_the_digest_moves_only_when_the_waves_own_spokes_change():
 
 
 def test_how_the_crds_are_registered_is_not_part_of_the_change():
-    """A program that adds the CRDs-first step (fleet.crds_first) to a stack's spokes asks
-    its waves for no new approval: what runs there is the same."""
+    """A program that adds the CRDs-first step (fleet.crds_first) to a stack's spokes, and
+    registers its CRDs with the fields the API server fills in (knative.crd_defaults),
+    asks its waves for no new approval: what runs there is the same."""
     planned = plan()
     main = planned.waves[2]
     installs = {n: planned.spokes[n].install for n in main.approval.spokes}
     without = {n: dataclasses.replace(i, components=tuple(
         dataclasses.replace(c, crds_first=None, stages=tuple(
             dataclasses.replace(s, objects=tuple(
-                dataclasses.replace(o, import_id=None) for o in s.objects))
+                dataclasses.replace(o, import_id=None, server_defaults=None)
+                for o in s.objects))
             for s in c.stages))
         for c in i.components)) for n, i in installs.items()}
     assert any(c.crds_first for i in installs.values() for c in i.components)
+    assert any(o.server_defaults for i in installs.values() for c in i.components
+               for s in c.stages for o in s.objects)
     assert wave_digest(without) == wave_digest(installs) == main.approval.changes
 
 
