@@ -90,9 +90,12 @@ class StackResult:
         }
 
 
-# The engine's own last words on a failed run; the lines before them say why.
+# The engine's own last words on a failed run, and the program's when the engine stopped
+# it before it finished registering (the Python SDK's RunError once the resource monitor
+# is gone); the lines before them say why.
 _GENERIC = ("update failed", "preview failed", "destroy failed",
-            "an unhandled error occurred: program exited with non-zero exit code")
+            "an unhandled error occurred: program exited with non-zero exit code",
+            "Resource monitor has terminated, shutting down")
 
 
 def _run_errors(error: str) -> list[str]:

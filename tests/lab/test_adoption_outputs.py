@@ -58,7 +58,9 @@ def test_adopting_running_workloads_records_what_was_written(
     core = client.CoreV1Api(spoke.api())
     namespace = f"adopt-{uuid.uuid4().hex[:6]}"
     core.create_namespace({"metadata": {"name": namespace, "labels": {SCRATCH_LABEL: "true"}}})
-    stack = Stack(PROGRAM, "adopt", tmp_path / "state", lab.bin)
+    # The patched provider: what this module proves is its patch (the released one is
+    # the README's take-over step 5, a refresh, in test_operator_parity).
+    stack = Stack(PROGRAM, "adopt", tmp_path / "state", lab.bin, binaries="patched")
 
     def live() -> list:
         return [*apps.list_namespaced_deployment(namespace).items,

@@ -194,6 +194,10 @@ def ring_of(*names: str) -> Ring:
 def test_a_stack_stopped_before_a_wave_waiting_for_approval_is_told_apart():
     waiting = StackResult("a", 1, "up", FAILED, error=WAITING + "\nupdate failed")
     assert waiting.waiting_approval
+    # The program stopped by the engine mid-registration says so too: nothing else failed.
+    stopped = StackResult("a", 1, "up", FAILED, error=(
+        WAITING + "\nupdate failed\nResource monitor has terminated, shutting down"))
+    assert stopped.waiting_approval
     unresolved = StackResult("b", 1, "up", FAILED, error=(
         "1 of 3 spokes could not be resolved: s2 (ClusterProfileNotFound).\n" + WAITING))
     assert not unresolved.waiting_approval
