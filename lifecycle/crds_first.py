@@ -35,19 +35,10 @@ class CrdsNotApplied(Exception):
     message names the spoke, the CRDs and the way on."""
 
 
-def established(crd: Any) -> bool:
-    """A CRD (the client's model or a dict) whose `Established` condition is True."""
-    status = crd.get("status") if isinstance(crd, Mapping) else getattr(crd, "status", None)
-    if status is None:
-        return False
-    conditions = (status.get("conditions") if isinstance(status, Mapping)
-                  else getattr(status, "conditions", None)) or []
-    for cond in conditions:
-        kind = cond.get("type") if isinstance(cond, Mapping) else getattr(cond, "type", None)
-        value = cond.get("status") if isinstance(cond, Mapping) else getattr(cond, "status", None)
-        if kind == "Established" and value == "True":
-            return True
-    return False
+def established(crd: client.V1CustomResourceDefinition) -> bool:
+    """Whether the CRD's `Established` condition is True."""
+    conditions = (crd.status.conditions if crd.status else None) or []
+    return any(c.type == "Established" and c.status == "True" for c in conditions)
 
 
 def apply_all(ext: Any, bodies: Sequence[Mapping[str, Any]],

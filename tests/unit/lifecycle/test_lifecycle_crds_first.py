@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from fleet import crds_first
 from lifecycle import crds_first as step
 
-ESTABLISHED = {"conditions": [{"type": "NamesAccepted", "status": "True"},
-                              {"type": "Established", "status": "True"}]}
+SPEC = client.V1CustomResourceDefinitionSpec(
+    group="x", scope="Cluster", versions=[],
+    names=client.V1CustomResourceDefinitionNames(kind="A", plural="a"))
+ESTABLISHED = [client.V1CustomResourceDefinitionCondition(type="NamesAccepted", status="True"),
+               client.V1CustomResourceDefinitionCondition(type="Established", status="True")]
 
 
 class FakeExtensions:
@@ -28,19 +31,25 @@ class FakeExtensions:
         self.applied: list[tuple[str, dict, dict]] = []
         self.reads: list[str] = []
 
-    def _crd(self, name: str) -> dict:
-        if self.late.get(name, 0) > 0:
+    def _crd(self, name: str) -> client.V1CustomResourceDefinition:
+        """The CRD as the client returns it (its model), Established unless late."""
+        late = self.late.get(name, 0) > 0
+        if late:
             self.late[name] -= 1
-            return {"metadata": {"name": name}, "status": {"conditions": []}}
-        return {"metadata": {"name": name}, "status": ESTABLISHED}
+        return client.V1CustomResourceDefinition(
+            metadata=client.V1ObjectMeta(name=name), spec=SPEC,
+            status=client.V1CustomResourceDefinitionStatus(
+                conditions=[] if late else ESTABLISHED))
 
-    def patch_custom_resource_definition(self, name: str, body: dict, **kw: Any) -> dict:
+    def patch_custom_resource_definition(self, name: str, body: dict,
+                                         **kw: Any) -> client.V1CustomResourceDefinition:
         if self.fail:
             raise ApiException(status=self.fail, reason="Forbidden")
         self.applied.append((name, body, kw))
         return self._crd(name)
 
-    def read_custom_resource_definition(self, name: str, **_: Any) -> dict:
+    def read_custom_resource_definition(self, name: str,
+                                        **_: Any) -> client.V1CustomResourceDefinition:
         self.reads.append(name)
         return self._crd(name)
 
@@ -117,8 +126,8 @@ def test_a_refused_apply_fails_closed_naming_the_spoke(spoke) -> None:
     assert "run the command again" in text
 
 
-def test_a_models_established_condition_is_read_too() -> None:
-    cond = SimpleNamespace(type="Established", status="True")
-    assert step.established(SimpleNamespace(status=SimpleNamespace(conditions=[cond])))
-    assert not step.established(SimpleNamespace(status=SimpleNamespace(conditions=None)))
-    assert not step.established({"status": None})
+def test_a_crd_without_status_or_conditions_is_not_established() -> None:
+    crd = client.V1CustomResourceDefinition(spec=SPEC)
+    assert not step.established(crd)
+    crd.status = client.V1CustomResourceDefinitionStatus(conditions=None)
+    assert not step.established(crd)
