@@ -72,7 +72,13 @@ def test_routed_direct_and_unreachable(tmp_path: Path) -> None:
             proxy.close()
             echo.close()
 
-    routed, direct, closed = asyncio.run(scenario())
+    # a loop of its own, the thread's current one left as it was: asyncio.run() would
+    # unset it, and Pulumi's mocks in the tests after this one take the current loop
+    loop = asyncio.new_event_loop()
+    try:
+        routed, direct, closed = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
     assert routed.endswith(b"\r\n\r\necho:hello") and b" 200 " in routed
     assert direct.endswith(b"echo:hello")
     assert closed.startswith(b"HTTP/1.1 503")
