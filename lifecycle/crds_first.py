@@ -7,8 +7,11 @@ Each CRD goes with server-side apply under the fleet's field manager, forced (th
 resources apply with, fleet.objects.APPLY_ANNOTATIONS), so the fields are owned as the
 typed resource would own them, and a CRD an earlier destroy kept, or another fleet stack
 applied, is adopted. Then the step waits until every CRD is `Established`: the objects
-of its kinds come after it. Any failure is raised: the step fails, and nothing that
-waits for it (the CRDs' typed resources, the install after them) is registered.
+of its kinds come after it. It polls with one list of the CRDs their shared labels select
+(a Knative release's all carry `knative.dev/crd-install=true` and its name), not a read
+per CRD: the spoke answers one request per poll instead of one per CRD. Any failure is
+raised: the step fails, and nothing that waits for it (the CRDs' typed resources, the
+install after them) is registered.
 """
 
 from __future__ import annotations
@@ -41,12 +44,43 @@ def established(crd: client.V1CustomResourceDefinition) -> bool:
     return any(c.type == "Established" and c.status == "True" for c in conditions)
 
 
+def shared_labels(bodies: Sequence[Mapping[str, Any]]) -> str:
+    """The label selector every CRD in `bodies` matches (the labels they all carry, e.g.
+    a Knative release's `knative.dev/crd-install=true,app.kubernetes.io/name=...`), or
+    "" when they share none."""
+    common: set[tuple[str, str]] | None = None
+    for body in bodies:
+        labels = set(((body.get("metadata") or {}).get("labels") or {}).items())
+        common = labels if common is None else common & labels
+    return ",".join(f"{k}={v}" for k, v in sorted(common or ()))
+
+
+def still_pending(ext: Any, pending: Sequence[str], selector: str) -> list[str]:
+    """Which of `pending` are not Established yet: one list of the CRDs the selector
+    matches (the step's own, not all the spoke's), a read only for a name the list did not
+    hold; with no selector, a read of each."""
+    listed: dict[str, bool] = {}
+    if selector:
+        found = ext.list_custom_resource_definition(label_selector=selector,
+                                                    _request_timeout=REQUEST_TIMEOUT_S)
+        listed = {crd.metadata.name: established(crd) for crd in found.items or []}
+
+    def pending_one(name: str) -> bool:
+        if name in listed:
+            return not listed[name]
+        return not established(
+            ext.read_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT_S))
+
+    return [n for n in pending if pending_one(n)]
+
+
 def apply_all(ext: Any, bodies: Sequence[Mapping[str, Any]],
               timeout_s: float = ESTABLISHED_TIMEOUT_S,
               clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """Applies each CRD with `ext` (an ApiextensionsV1Api), then waits until all are
-    Established; returns their names. Raises CrdsNotApplied naming what is missing."""
+    Established, one list of them per poll; returns their names. Raises CrdsNotApplied
+    naming what is missing."""
     pending: list[str] = []
     names = []
     for body in bodies:
@@ -58,14 +92,14 @@ def apply_all(ext: Any, bodies: Sequence[Mapping[str, Any]],
             _request_timeout=REQUEST_TIMEOUT_S)
         if not established(applied):
             pending.append(name)
+    selector = shared_labels(bodies)
     deadline = clock() + timeout_s
     while pending:
         if clock() >= deadline:
             raise CrdsNotApplied(
                 f"not Established after {timeout_s:.0f} s: {', '.join(pending)}")
         sleep(POLL_S)
-        pending = [n for n in pending if not established(
-            ext.read_custom_resource_definition(n, _request_timeout=REQUEST_TIMEOUT_S))]
+        pending = still_pending(ext, pending, selector)
     return names
 
 

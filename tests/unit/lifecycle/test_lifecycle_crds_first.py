@@ -23,13 +23,17 @@ ESTABLISHED = [client.V1CustomResourceDefinitionCondition(type="NamesAccepted", 
 
 class FakeExtensions:
     """The apiextensions API of one spoke: `late` CRDs are Established after that many
-    reads; `fail` makes every apply fail with that status."""
+    reads; `fail` makes every apply fail with that status; `unlisted` CRDs are missing
+    from a list's answer (a label another manager took off)."""
 
-    def __init__(self, late: dict[str, int] | None = None, fail: int | None = None) -> None:
+    def __init__(self, late: dict[str, int] | None = None, fail: int | None = None,
+                 unlisted: tuple[str, ...] = ()) -> None:
         self.late = dict(late or {})
         self.fail = fail
+        self.unlisted = unlisted
         self.applied: list[tuple[str, dict, dict]] = []
         self.reads: list[str] = []
+        self.lists: list[str] = []
 
     def _crd(self, name: str) -> client.V1CustomResourceDefinition:
         """The CRD as the client returns it (its model), Established unless late."""
@@ -48,15 +52,31 @@ class FakeExtensions:
         self.applied.append((name, body, kw))
         return self._crd(name)
 
+    def list_custom_resource_definition(self, label_selector: str,
+                                        **_: Any) -> client.V1CustomResourceDefinitionList:
+        """The applied CRDs whose labels hold every `k=v` of the selector."""
+        self.lists.append(label_selector)
+        wanted = set(label_selector.split(","))
+        return client.V1CustomResourceDefinitionList(items=[
+            self._crd(name) for name, body, _ in self.applied
+            if name not in self.unlisted
+            and wanted <= {f"{k}={v}" for k, v in body["metadata"].get("labels", {}).items()}])
+
     def read_custom_resource_definition(self, name: str,
                                         **_: Any) -> client.V1CustomResourceDefinition:
         self.reads.append(name)
         return self._crd(name)
 
 
-def _body(name: str) -> dict:
+RELEASE = {"knative.dev/crd-install": "true", "app.kubernetes.io/name": "knative-serving"}
+
+
+def _body(name: str, labels: dict[str, str] | None = None) -> dict:
+    meta: dict[str, Any] = {"name": name}
+    if labels:
+        meta["labels"] = dict(labels)
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": name}, "spec": {"group": "x"}}
+            "metadata": meta, "spec": {"group": "x"}}
 
 
 def test_each_crd_is_applied_by_the_fleet_forced() -> None:
@@ -75,6 +95,30 @@ def test_a_crd_not_yet_established_is_awaited() -> None:
     ext = FakeExtensions(late={"b.x": 3})  # the apply and two reads see it pending
     step.apply_all(ext, [_body("a.x"), _body("b.x")], sleep=lambda _: None)
     assert ext.reads == ["b.x", "b.x", "b.x"]
+    assert ext.lists == []  # no label they share: nothing to list them by
+
+
+def test_a_releases_crds_are_awaited_with_one_list_per_poll() -> None:
+    ext = FakeExtensions(late={"a.x": 2, "b.x": 3})
+    bodies = [_body("a.x", {**RELEASE, "only": "a"}), _body("b.x", RELEASE)]
+    step.apply_all(ext, bodies, sleep=lambda _: None)
+    selector = "app.kubernetes.io/name=knative-serving,knative.dev/crd-install=true"
+    assert ext.lists == [selector] * 3  # the apply and two lists see b.x pending
+    assert ext.reads == []
+
+
+def test_a_crd_the_list_does_not_hold_is_read() -> None:
+    ext = FakeExtensions(late={"a.x": 2, "b.x": 1}, unlisted=("b.x",))
+    step.apply_all(ext, [_body("a.x", RELEASE), _body("b.x", RELEASE)], sleep=lambda _: None)
+    assert len(ext.lists) == 2 and ext.reads == ["b.x"]
+
+
+def test_the_shared_labels_select_only_what_every_crd_carries() -> None:
+    assert step.shared_labels([_body("a.x", {**RELEASE, "v": "1"}),
+                               _body("b.x", {**RELEASE, "v": "2"})]) == (
+        "app.kubernetes.io/name=knative-serving,knative.dev/crd-install=true")
+    assert step.shared_labels([_body("a.x", RELEASE), _body("b.x")]) == ""
+    assert step.shared_labels([]) == ""
 
 
 def test_a_crd_never_established_fails_naming_it() -> None:
