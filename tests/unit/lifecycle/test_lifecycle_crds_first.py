@@ -27,9 +27,10 @@ class FakeExtensions:
     from a list's answer (a label another manager took off)."""
 
     def __init__(self, late: dict[str, int] | None = None, fail: int | None = None,
-                 unlisted: tuple[str, ...] = ()) -> None:
+                 unlisted: tuple[str, ...] = (), list_fail: int | None = None) -> None:
         self.late = dict(late or {})
         self.fail = fail
+        self.list_fail = list_fail
         self.unlisted = unlisted
         self.applied: list[tuple[str, dict, dict]] = []
         self.reads: list[str] = []
@@ -56,6 +57,8 @@ class FakeExtensions:
                                         **_: Any) -> client.V1CustomResourceDefinitionList:
         """The applied CRDs whose labels hold every `k=v` of the selector."""
         self.lists.append(label_selector)
+        if self.list_fail:
+            raise ApiException(status=self.list_fail, reason="Forbidden")
         wanted = set(label_selector.split(","))
         return client.V1CustomResourceDefinitionList(items=[
             self._crd(name) for name, body, _ in self.applied
@@ -168,6 +171,13 @@ def test_a_refused_apply_fails_closed_naming_the_spoke(spoke) -> None:
     assert text.startswith("spoke 'spoke-1': could not apply the CustomResourceDefinitions "
                            "a.x, b.x before their resources: ApiException")
     assert "run the command again" in text
+
+
+def test_a_refused_list_fails_closed_naming_the_spoke(spoke) -> None:
+    spoke["ext"] = FakeExtensions(late={"a.x": 2}, list_fail=403)
+    with pytest.raises(step.CrdsNotApplied, match=r"^spoke 'spoke-1': .*ApiException.*403"):
+        step.apply_crds(_props([_body("a.x", RELEASE)]))
+    assert spoke["ext"].lists and not spoke["ext"].reads  # no read in the list's place
 
 
 def test_a_crd_without_status_or_conditions_is_not_established() -> None:
