@@ -25,6 +25,7 @@ from kubernetes import client
 from access.spoke_client import spoke_client
 from fleet import crds_first
 from fleet.objects import APPLY_ANNOTATIONS
+from knative.aggregated_roles import selector_string
 
 FIELD_MANAGER = APPLY_ANNOTATIONS["pulumi.com/patchFieldManager"]
 FORCE = APPLY_ANNOTATIONS["pulumi.com/patchForce"] == "true"
@@ -52,7 +53,7 @@ def shared_labels(bodies: Sequence[Mapping[str, Any]]) -> str:
     for body in bodies:
         labels = set(((body.get("metadata") or {}).get("labels") or {}).items())
         common = labels if common is None else common & labels
-    return ",".join(f"{k}={v}" for k, v in sorted(common or ()))
+    return selector_string({"matchLabels": dict(common or ())})
 
 
 def still_pending(ext: Any, pending: Sequence[str], selector: str) -> list[str]:
