@@ -31,13 +31,14 @@ SECTIONS = (
             "breakdown"),
     Section("levers", "bench.levers", ".lab-bench-levers", "levers-results.json", "levers"),
     Section("floor", "bench.floor", ".lab-bench-floor", "floor-results.json", "floor"),
+    Section("policy", "bench.policy", ".lab-bench-policy", "policy-results.json", "policy"),
 )
 DEFAULT = ("fleet",)
 ALL = "all"
 # The sections each option is for: given with none of them selected, it is a mistake.
 OPTION_SECTIONS = {
     "runs": ("fleet", "cost"), "quick": ("fleet",), "parallel": ("fleet",),
-    "qps": ("fleet",), "burst": ("fleet",), "pairs": ("levers", "floor"),
+    "qps": ("fleet",), "burst": ("fleet",), "pairs": ("levers", "floor", "policy"),
     "no_variants": ("cost",), "no_16": ("cost",), "binaries": ("fleet",),
 }
 

@@ -3,6 +3,12 @@ group, resource and verb it reads, applies and deletes, and what Kubernetes requ
 create Knative's own roles and bindings; on the hub, reading ClusterProfiles in the
 inventory namespaces. Nothing here reaches a cluster.
 
+Every write is held to the plan's names in RBAC already (`create`, `update`, `patch`,
+`delete` with `resourceNames`): the provider creates by server-side apply, a PATCH to
+the object's name, so the API server checks `create` with that name. Reads are on every
+name: the released provider lists and watches a kind in an object's namespace while it
+waits for the object's deletion, and a list names nothing.
+
 Kubernetes refuses to create a Role or ClusterRole that grants more than its creator
 holds, or a binding to such a role, unless the creator may `escalate` that role or `bind`
 the role the binding names; Knative's release holds ClusterRoles that aggregate other
@@ -10,7 +16,7 @@ roles, so the spoke identity gets those two verbs instead of every right Knative
 controllers hold, and only on the names the release ships: `escalate` on its roles,
 `bind` on the roles its bindings name, `create`, `update`, `patch` and `delete` on its
 roles and bindings. RBAC cannot say which rules such a role may hold, whom such a
-binding may name, or in which namespace a name is meant; fleet.rbac_policy says it in
+binding may name, or in which namespace a name is meant; fleet.admission_policy says it in
 an admission policy.
 """
 
@@ -24,9 +30,11 @@ from knative.plan import InstallPlan
 
 # What the provider does to every object it manages: server-side apply (patch), reads
 # and refreshes (get, list), awaits (watch), deletes; `create` and `update` for the
-# provider's non-apply paths (a replace, a ConfigMap made mutable).
-MANAGED_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
+# provider's non-apply paths (a replace, a ConfigMap made mutable). The writes on the
+# plan's names alone.
 READ_VERBS = ("get", "list", "watch")
+WRITE_VERBS = ("create", "update", "patch", "delete")
+MANAGED_VERBS = READ_VERBS + WRITE_VERBS
 # What the provider reads while it waits for an object to be ready (a Deployment's
 # ReplicaSets and Pods, a Service's endpoints, a Job's Pods), and what the planner reads
 # (the install namespaces and the Deployments there, which MANAGED_VERBS covers).
@@ -45,7 +53,7 @@ PRE_CHECK_READS: tuple[tuple[str, str, str], ...] = (
 )
 # What the spoke identity writes besides the plans' objects, as (group, resource,
 # namespace, name): a run's hold on the spoke (ownership.hold), created by a POST (which
-# names nothing), then read and renewed by name.
+# names nothing), then read, renewed and finally deleted by name.
 OWN_OBJECTS: tuple[tuple[str, str, str, str], ...] = (
     ("coordination.k8s.io", "leases", "kube-system", "knative-fleet-hold"),
 )
@@ -53,9 +61,7 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLE_RESOURCES = {"ClusterRole": "clusterroles", "Role": "roles"}
 RBAC_RESOURCES = ("clusterroles", "roles", "clusterrolebindings", "rolebindings")
 # On the release's own roles and bindings, by name: what makes, changes or removes one.
-# The provider creates by server-side apply, a PATCH to the object's name, so the API
-# server checks `create` with the name (a POST names nothing, and is refused).
-NAMED_VERBS = ("create", "update", "patch", "delete")
+NAMED_VERBS = WRITE_VERBS
 # On any role or binding: reading them.
 UNNAMED_RBAC_VERBS = ("get", "list", "watch")
 # The hub: the ClusterProfiles groups and waves select from, and each spoke's profile.
@@ -146,8 +152,15 @@ def required_rights(plans: Iterable[InstallPlan]) -> set[Right]:
     plans = list(plans)
     plurals = crd_plurals(plans)
     objects = plan_objects(plans)
-    resources = {resource_of(o, plurals) for o in objects}
-    rights = {Right(g, r, v) for g, r in resources if g != RBAC_GROUP for v in MANAGED_VERBS}
+    names: dict[tuple[str, str], set[str]] = {}
+    for obj in objects:
+        names.setdefault(resource_of(obj, plurals), set()).add(obj["metadata"]["name"])
+    rights: set[Right] = set()
+    for (group, resource), held in names.items():
+        if group == RBAC_GROUP:
+            continue
+        rights |= {Right(group, resource, v, n) for v in WRITE_VERBS for n in held}
+        rights |= {Right(group, resource, v) for v in READ_VERBS}
     rights |= rbac_rights(objects)
     rights |= {Right(g, r, v) for g, r in AWAITED for v in READ_VERBS}
     rights |= {Right(g, r, v) for g, r, v in PRE_CHECK_READS}
@@ -156,10 +169,11 @@ def required_rights(plans: Iterable[InstallPlan]) -> set[Right]:
 
 
 def own_rights() -> set[Right]:
-    """What writing OWN_OBJECTS takes: `create` on any name, the rest on theirs."""
+    """What writing OWN_OBJECTS takes: `create` on any name (a POST names nothing; the
+    admission policy holds it to their names), the rest on theirs."""
     rights = {Right(g, r, "create") for g, r, _, _ in OWN_OBJECTS}
     return rights | {Right(g, r, v, name) for g, r, _, name in OWN_OBJECTS
-                     for v in ("get", "update")}
+                     for v in ("get", "update", "delete")}
 
 
 def policy_rules(rights: Iterable[Right]) -> list[dict[str, list[str]]]:

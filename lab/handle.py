@@ -59,3 +59,14 @@ def ensure_lab(root: Path | None = None, webhooks: bool = False) -> Lab:
         raw=raw,
         dir=where,
     )
+
+
+def wrong_mode(lab: Lab) -> str:
+    """Why the suite cannot run on `lab` ("" when it can): every end-to-end test runs on a
+    lab with Knative's webhooks, and a lab that is up keeps its mode."""
+    if lab.dir.webhooks_on:
+        return ""
+    return (f"the lab in {lab.dir.root} runs without Knative's webhooks (brought up by `make "
+            "demo` or `python -m lab up`), and every end-to-end test runs on a lab with them: "
+            f"take it down (`python -m lab --dir {lab.dir.root} down`) and run again, or run "
+            "`make test`")

@@ -1,6 +1,6 @@
 """The RBAC a stack's identities need, as YAML ready to apply: on each spoke a
-ValidatingAdmissionPolicy and its binding (fleet.rbac_policy: the roles and bindings the
-identity may write are the release's own, and only where the release puts objects), then
+ValidatingAdmissionPolicy and its binding (fleet.admission_policy: every object the
+identity writes or deletes is one the plan names, and what it writes is the plan's), then
 a ClusterRole with exactly the rights the stack's plan needs (fleet.rights) and its
 binding; on the hub a Role in each inventory namespace the stack reads ClusterProfiles
 from, and its binding. The policy comes first, so the identity never holds the role
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from config.fleet import FleetConfig
-from fleet.rbac_policy import policy_documents, release_rbac
+from fleet.admission_policy import policy_documents
 from fleet.rights import (
     HUB_RULE,
     RBAC_GROUP,
@@ -96,8 +96,8 @@ def spoke_documents_of(plans: Iterable[InstallPlan], who: dict[str, str],
     """spoke_documents from the plans themselves."""
     plans = list(plans)
     objects = plan_objects(plans)
-    taken = {key.split("/", 2)[2] for key in release_rbac(objects)
-             if key.startswith("Cluster")}
+    taken = {o["metadata"]["name"] for o in objects
+             if o["kind"] in ("ClusterRole", "ClusterRoleBinding")}
     if name in taken:
         raise ValueError(f"{name!r} names a ClusterRole or ClusterRoleBinding of the release; "
                          "give the identity's role another name (--spoke-role)")

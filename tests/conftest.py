@@ -10,7 +10,7 @@ from collections import defaultdict
 import pytest
 
 from core.interrupts import restore_sigint
-from lab.handle import Lab, ensure_lab
+from lab.handle import Lab, ensure_lab, wrong_mode
 from lab.paths import LAB_DIR_ENV, worker_lab_dir
 from lab.toolchain import with_test_tools
 
@@ -33,7 +33,11 @@ def lab() -> Lab:
     install as on a real spoke (`make test` brings it up so; a lab already up keeps its
     mode)."""
     with_test_tools()
-    return ensure_lab(webhooks=True)
+    lab = ensure_lab(webhooks=True)
+    problem = wrong_mode(lab)
+    if problem:
+        raise pytest.UsageError(problem)
+    return lab
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

