@@ -3,7 +3,11 @@
 The id is kept in the stack's own outputs (`ownerId`). The program reads them through
 the engine's built-in `pulumi:pulumi:readStackOutputs`, naming its own stack: what the
 backend holds from the last run, so the id travels with the state wherever the state
-goes (export and import, another backend, a moved checkout, a rename).
+goes (export and import, another backend, a moved checkout, a rename). A stack with no
+outputs yet answers an empty map: that is a first run, which makes the id. Any other
+answer (the engine could not read the backend, or gave no outputs) stops the run with
+OutputsUnreadable before anything is changed or exported: a new id would make the stack
+a stranger to the spokes it owns.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from ownership.identity import (
     StackIdentity,
     backend_url,
     identity_from_outputs,
+    outputs_unreadable,
     owner_name,
 )
 
@@ -22,17 +27,22 @@ READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 
 
 def read_identity() -> StackIdentity:
-    """The identity this stack's state keeps, or a new one on its first run."""
+    """The identity this stack's state keeps, or a new one on its first run; raises
+    OutputsUnreadable (a BackendUnknown) when its outputs cannot be read."""
     organization, project, stack = (pulumi.get_organization(), pulumi.get_project(),
                                      pulumi.get_stack())
     name = owner_name(backend_url(), organization, project, stack)
     try:
         found = pulumi.runtime.invoke(READ_STACK_OUTPUTS,
-                                      {"name": f"{organization}/{project}/{stack}"}).value
-    except Exception as exc:  # noqa: BLE001 - a stack the backend does not hold yet
-        pulumi.log.debug(f"no outputs of this stack to read its owner id from: {exc}")
-        found = None
-    return identity_from_outputs((found or {}).get("outputs"), name)
+                                      {"name": f"{organization}/{project}/{stack}"})
+    except Exception as exc:  # noqa: BLE001 - whatever failed, it is no first run
+        raise outputs_unreadable(name, str(exc)) from None
+    if not found.is_known:
+        raise outputs_unreadable(name, "the engine answered that they are not known yet")
+    outputs = found.value.get("outputs") if isinstance(found.value, dict) else None
+    if not isinstance(outputs, dict):
+        raise outputs_unreadable(name, f"the engine answered no outputs ({found.value!r})")
+    return identity_from_outputs(outputs, name)
 
 
 def export_identity(identity: StackIdentity) -> None:

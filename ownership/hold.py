@@ -7,10 +7,14 @@ a compare-and-swap on the API server: creating the Lease (the second creator get
 the precondition (the second writer gets 409 Conflict). Only under the hold does it
 read the records again and go on. The hold is renewed while the run's process lives
 and released once the install's anchors record the run's stack (or when the run
-ends); a run that dies leaves a hold that expires by itself after HOLD_SECONDS, and a
-later run of the same stack takes it over at once (the backend's stack lock keeps two
-runs of one stack apart). Hand-over takes the same hold. Previews take none: they
-change nothing.
+ends). Releasing deletes the Lease, with the `resourceVersion` it was read at as the
+delete's precondition (a hold another run took meanwhile stays), so a run that ends
+leaves no object of its own on the spoke and a `pulumi destroy` leaves nothing of the
+fleet's there. A run that dies leaves a hold that expires by itself after HOLD_SECONDS
+(its Lease stays until the next run takes the hold and releases it), and a later run
+of the same stack takes it over at once (the backend's stack lock keeps two runs of
+one stack apart). Hand-over takes the same hold. Previews take none: they change
+nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from ownership.identity import StackIdentity
 LEASE_NAMESPACE = "kube-system"
 LEASE_NAME = "knative-fleet-hold"
 HOLD_SECONDS = 120
+# How often a run looks again when another run's write on the Lease came first (it took
+# the hold, or released it between this run's create and read) before it refuses.
+TAKE_ATTEMPTS = 3
 # Who holds it, for people (the Lease's holderIdentity is the run's id), and the stack
 # whose run it is: a later run of that stack takes a hold its earlier run left behind
 # (the backend's stack lock keeps two runs of one stack from running at once).
@@ -90,45 +97,21 @@ def _taken(lease: client.V1Lease, holder: Holder, now: datetime) -> client.V1Lea
     return lease
 
 
-def acquire(api: client.ApiClient, spoke: str, holder: Holder) -> None:
-    """Takes the spoke's hold for `holder`; raises HeldByAnotherRun while another run
-    holds it, ApiException on any other answer (the caller fails closed)."""
-    leases = client.CoordinationV1Api(api)
-    now = _now()
-    fresh = _taken(client.V1Lease(metadata=client.V1ObjectMeta(
-        name=LEASE_NAME, namespace=LEASE_NAMESPACE,
-        labels={MANAGED_BY_LABEL: MANAGED_BY_VALUE})), holder, now)
+def _read(leases: client.CoordinationV1Api) -> client.V1Lease | None:
+    """The Lease, or None when there is none (never taken, or released)."""
     try:
-        leases.create_namespaced_lease(LEASE_NAMESPACE, fresh)
-        return
+        return leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
     except ApiException as exc:
-        if exc.status != 409:
-            raise
-    current = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
-    expires = _expires(current)
-    if (current.spec.holder_identity != holder.run and not holder.succeeds(current)
-            and expires is not None and expires > now):
-        raise _refusal(spoke, current, expires)
-    try:  # current.metadata.resource_version is the precondition
-        leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE,
-                                        _taken(current, holder, now))
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-        raced = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
-        raise _refusal(spoke, raced, _expires(raced) or now) from None
+        if exc.status == 404:
+            return None
+        raise
 
 
-def _update_own(api: client.ApiClient, holder: Holder,
-                change: Callable[[client.V1Lease], None]) -> bool:
-    """Applies `change` to the Lease while `holder` holds it; False when it does not."""
-    leases = client.CoordinationV1Api(api)
+def _swapped(write: Callable[..., object], *args: object, **kwargs: object) -> bool:
+    """Whether a compare-and-swap write went through: False when another run's write
+    came first (409) or the Lease went meanwhile (404); any other answer raises."""
     try:
-        current = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
-        if current.spec is None or current.spec.holder_identity != holder.run:
-            return False
-        change(current)
-        leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE, current)
+        write(*args, **kwargs)
     except ApiException as exc:
         if exc.status in (404, 409):
             return False
@@ -136,21 +119,59 @@ def _update_own(api: client.ApiClient, holder: Holder,
     return True
 
 
+def acquire(api: client.ApiClient, spoke: str, holder: Holder) -> None:
+    """Takes the spoke's hold for `holder`; raises HeldByAnotherRun while another run
+    holds it, ApiException on any other answer (the caller fails closed).
+
+    When another run's write on the Lease comes first, it looks again: a hold that run
+    took is refused while it lives, a Lease it released (deleted) is created again."""
+    leases = client.CoordinationV1Api(api)
+    for _ in range(TAKE_ATTEMPTS):
+        now = _now()
+        fresh = _taken(client.V1Lease(metadata=client.V1ObjectMeta(
+            name=LEASE_NAME, namespace=LEASE_NAMESPACE,
+            labels={MANAGED_BY_LABEL: MANAGED_BY_VALUE})), holder, now)
+        if _swapped(leases.create_namespaced_lease, LEASE_NAMESPACE, fresh):
+            return
+        current = _read(leases)
+        if current is None:
+            continue
+        expires = _expires(current)  # None: nobody holds it
+        if (expires is not None and expires > now
+                and current.spec.holder_identity != holder.run and not holder.succeeds(current)):
+            raise _refusal(spoke, current, expires)
+        # current.metadata.resource_version is the take-over's precondition.
+        if _swapped(leases.replace_namespaced_lease, LEASE_NAME, LEASE_NAMESPACE,
+                    _taken(current, holder, now)):
+            return
+    raise HeldByAnotherRun(
+        f"spoke {spoke!r}: other runs took its hold (Lease {LEASE_NAMESPACE}/{LEASE_NAME}) "
+        f"before this run {TAKE_ATTEMPTS} times; nothing on the spoke was changed. Fix: "
+        f"run again when those runs have ended")
+
+
 def renew(api: client.ApiClient, holder: Holder) -> bool:
     """Moves the hold's expiry on; False when `holder` no longer holds it."""
-    def renewed(lease: client.V1Lease) -> None:
-        lease.spec.renew_time = _now()
-    return _update_own(api, holder, renewed)
+    leases = client.CoordinationV1Api(api)
+    current = _read(leases)
+    if current is None or current.spec is None or current.spec.holder_identity != holder.run:
+        return False
+    current.spec.renew_time = _now()
+    return _swapped(leases.replace_namespaced_lease, LEASE_NAME, LEASE_NAMESPACE, current)
 
 
 def release(api: client.ApiClient, holder: Holder) -> bool:
-    """Gives the hold up, so the next run need not wait for it to expire."""
-    def released(lease: client.V1Lease) -> None:
-        lease.spec.holder_identity = None
-        lease.spec.renew_time = _now()
-        for key in (HELD_BY_ANNOTATION, HELD_BY_STACK_ANNOTATION):
-            (lease.metadata.annotations or {}).pop(key, None)
-    return _update_own(api, holder, released)
+    """Gives the hold up by deleting its Lease, so the next run need not wait for it to
+    expire and the spoke keeps nothing of this run's; False when `holder` no longer
+    holds it. The delete's precondition is the `resourceVersion` it was read at: a
+    hold another run took over meanwhile is left alone."""
+    leases = client.CoordinationV1Api(api)
+    current = _read(leases)
+    if current is None or current.spec is None or current.spec.holder_identity != holder.run:
+        return False
+    precondition = client.V1Preconditions(resource_version=current.metadata.resource_version)
+    return _swapped(leases.delete_namespaced_lease, LEASE_NAME, LEASE_NAMESPACE,
+                    body=client.V1DeleteOptions(preconditions=precondition))
 
 
 class RunHolds:

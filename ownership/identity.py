@@ -7,6 +7,10 @@ and a new stack, even one of the same name on another backend, gets another. The
 `organization/project/stack@backend` is kept beside it for people; it is also what an
 install recorded before ids existed names, and what a stack whose id is not saved yet
 (a new stack, or one whose first run failed before the end) is recognised by.
+
+Only a stack whose outputs keep no `ownerId` gets a new id. Outputs that cannot be read,
+or an `ownerId` that is no owner id, stop the run: a new id would make the stack a
+stranger to the spokes it owns.
 """
 
 from __future__ import annotations
@@ -26,7 +30,11 @@ ID_PREFIX = "kf-"
 
 
 class BackendUnknown(Exception):
-    """The state backend cannot be told; `str()` says how to fix it."""
+    """The state backend cannot be told, or not read; `str()` says how to fix it."""
+
+
+class OutputsUnreadable(BackendUnknown):
+    """The stack's outputs, where its owner id is kept, cannot be read from its backend."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,11 @@ def new_id() -> str:
 def stack_of(name: str) -> str:
     """The `organization/project/stack` part of an owner name."""
     return name.rsplit("@", 1)[0] if "@" in name else name
+
+
+def backend_of(name: str) -> str:
+    """The backend part of an owner name (cleaned: it holds no secret)."""
+    return name.rsplit("@", 1)[1] if "@" in name else ""
 
 
 def clean_backend_url(url: str) -> str:
@@ -93,9 +106,31 @@ def backend_url(env: dict[str, str] | None = None, cwd: str | None = None) -> st
     return json.loads(proc.stdout)["url"]
 
 
+def outputs_unreadable(name: str, why: str, fix: str | None = None) -> OutputsUnreadable:
+    """The error of a run that cannot tell its stack's owner id from its outputs."""
+    stack, backend = stack_of(name), backend_of(name)
+    fix = fix or (f"make the backend answer (`pulumi stack output --stack {stack} --json` "
+                  f"must list the outputs: log in to {backend} again or set {BACKEND_ENV}, "
+                  f"check the network and the backend's credentials), then run again")
+    return OutputsUnreadable(
+        f"cannot read the owner id of stack {stack} (its output {OWNER_ID_OUTPUT!r}) from its "
+        f"state backend {backend}: {why}. The run stopped before changing anything and made "
+        f"no new owner id: one would make this stack a stranger to the spokes it owns. "
+        f"Fix: {fix}")
+
+
 def identity_from_outputs(outputs: dict | None, name: str) -> StackIdentity:
-    """The identity a stack's outputs keep, or a new one when they keep none."""
-    saved = (outputs or {}).get(OWNER_ID_OUTPUT)
+    """The identity a stack's outputs keep, or a new one when they keep no `ownerId` (the
+    stack's first run; None: it has no outputs yet). An `ownerId` that is no owner id
+    raises OutputsUnreadable: the stack's own id is lost, not absent."""
+    outputs = outputs or {}
+    if OWNER_ID_OUTPUT not in outputs:
+        return StackIdentity(new_id(), name, saved=False)
+    saved = outputs[OWNER_ID_OUTPUT]
     if isinstance(saved, str) and saved.startswith(ID_PREFIX):
         return StackIdentity(saved, name, saved=True)
-    return StackIdentity(new_id(), name, saved=False)
+    raise outputs_unreadable(
+        name, f"its {OWNER_ID_OUTPUT!r} output is {saved!r}, not an owner id ({ID_PREFIX}...)",
+        fix="restore the output from a backup of the state (`pulumi stack export`, "
+            "`pulumi stack import`), or remove it for the stack's next run to make a new "
+            "one (docs/architecture.md, the identity)")

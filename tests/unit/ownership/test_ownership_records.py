@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from core.names import OWNER_ANNOTATION, OWNER_ID_ANNOTATION
-from ownership.identity import OWNER_ID_OUTPUT, identity_from_outputs, owner_name
+from ownership.identity import (
+    OWNER_ID_OUTPUT,
+    OutputsUnreadable,
+    identity_from_outputs,
+    owner_name,
+)
 from ownership.records import Record, annotations_of, is_mine, others, record_of
 
 NAME = owner_name("file:///state", "organization", "knative-fleet", "prod")
@@ -17,7 +22,8 @@ def test_the_outputs_keep_the_id_and_a_stack_without_one_gets_a_new_one() -> Non
     first = identity_from_outputs({}, NAME)
     second = identity_from_outputs(None, NAME)
     assert not first.saved and first.id.startswith("kf-") and first.id != second.id
-    assert not identity_from_outputs({OWNER_ID_OUTPUT: "not-an-id"}, NAME).saved
+    with pytest.raises(OutputsUnreadable, match="file:///state"):  # lost, not absent
+        identity_from_outputs({OWNER_ID_OUTPUT: "not-an-id"}, NAME)
 
 
 def test_a_record_round_trips_through_the_anchor_annotations() -> None:
