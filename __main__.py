@@ -14,7 +14,7 @@ import pulumi  # noqa: E402 - imported inside the profile when one is asked for
 
 from access.inventory import HubInventory  # noqa: E402
 from components.fleet import register_fleet  # noqa: E402
-from components.reviewed import hold_to_review  # noqa: E402
+from components.reviewed import plan_held_to_review  # noqa: E402
 from components.stack_identity import export_identity, read_identity  # noqa: E402
 from config.fleet import CONFIG_NAMESPACE, parse_fleet_config  # noqa: E402
 from config.stack_config import read_stack_config  # noqa: E402
@@ -34,9 +34,12 @@ try:
     owner = read_identity()
     # Only a run that changes spokes holds them (ownership.hold); a preview changes nothing.
     holds = None if pulumi.runtime.is_dry_run() else run_holds(owner, warn)
-    plan = plan_fleet(cfg, HubInventory.of(cfg), owner=owner, holds=holds)
+    inventory = HubInventory.of(cfg)
+    # KNATIVE_FLEET_REVIEWED: only the reviewed plan registers, and a stale review is
+    # refused before any hold is taken (components.reviewed).
+    plan = plan_held_to_review(
+        lambda held: plan_fleet(cfg, inventory, owner=owner, holds=held), holds)
 except (ConfigError, BackendUnknown) as exc:
     raise pulumi.RunError(str(exc)) from None
-hold_to_review(plan)  # KNATIVE_FLEET_REVIEWED: only the reviewed plan registers
 export_identity(owner)
 register_fleet(plan, on_recorded=holds.release if holds else None)

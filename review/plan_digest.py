@@ -1,6 +1,7 @@
 """What a review planned, bound to what lands: the program's own digests of its plan
 (fleet.reviewed), which the preview the review runs writes (KNATIVE_FLEET_PLAN_OUT), and
-the review records in `report.json` under `plan`. An `up` given the review
+the review records in `report.json` under `plan` as written: the parts that bind the run
+and the per-object detail its refusal names. An `up` given the review
 (KNATIVE_FLEET_REVIEWED) computes them again before it registers anything and refuses
 any other plan, so what a reviewer read is what lands.
 """
