@@ -3,8 +3,10 @@
 between its markers, `<!-- section NAME: begin -->` and `<!-- section NAME: end -->`.
 A section replaces its own part in place (or appends it at the end of the page when the
 page has none) and leaves the rest of the page, the prose and every other section's part,
-as it is, so running one never loses another's figures. Nothing between the markers or in
-a results file is typed by hand."""
+as it is, so running one never loses another's figures. Each run is also appended to the
+history beside the results files (bench/history.jsonl): one JSON line, its results and its
+section's name. Nothing between the markers, in a results file or in the history is typed
+by hand."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from lab.paths import REPO
 
 PERFORMANCE_MD = REPO / "docs" / "performance.md"
 PROG = "python -m bench"
+HISTORY = "history.jsonl"
 _BEGIN = re.compile(r"<!-- section ([\w-]+): begin -->")
 
 
@@ -79,10 +82,51 @@ def replace_section(text: str, name: str, body: str) -> str:
     return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
+def section_of(results_json: Path) -> str:
+    """The section a results file belongs to, by its name: `results.json` is the fleet
+    section's, `NAME-results.json` is section NAME's."""
+    name = results_json.name
+    if name == "results.json":
+        return "fleet"
+    return name.removesuffix("-results.json") if name.endswith("-results.json") \
+        else results_json.stem
+
+
+def history_line(results: dict[str, Any], section_name: str) -> str:
+    """A run's line in the history: its `results`, as its results file holds them, with
+    `section` its section's name, as one line of JSON (sorted keys)."""
+    return json.dumps({**results, "section": section_name}, sort_keys=True) + "\n"
+
+
+def recorded(history: str, section_name: str, date: str | None) -> bool:
+    """Whether the history, whose text is `history`, holds the run of that section
+    started at `date` already (its part written again from its results file:
+    `--report-only`). A run without a date is never taken for another."""
+    if date is None:
+        return False
+    for line in history.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("section") == section_name \
+                and entry.get("date") == date:
+            return True
+    return False
+
+
 def write(results: dict[str, Any], markdown: str, marker: str, results_json: Path,
           page: Path = PERFORMANCE_MD) -> None:
-    """The results file, and the section's part of `page` (docs/performance.md): the text
-    between the markers named `marker`."""
+    """The results file, the section's part of `page` (docs/performance.md): the text
+    between the markers named `marker`, and the run's line in the history beside the
+    results file (once a run)."""
     results_json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     old = page.read_text() if page.exists() else ""
     page.write_text(replace_section(old, marker, markdown))
+    history = results_json.parent / HISTORY
+    name = section_of(results_json)
+    text = history.read_text() if history.exists() else ""
+    if not recorded(text, name, results.get("date")):
+        with history.open("a") as out:
+            out.write(("\n" if text and not text.endswith("\n") else "")
+                      + history_line(results, name))

@@ -125,9 +125,13 @@ def test_a_section_writes_its_results_and_its_part(
     assert "## Fake\nx 2.0" in md.read_text() and "old" not in md.read_text()
     assert md.read_text().startswith("# Benchmarks\nthe head\n")
 
+    history = (tmp_path / "history.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in history] == [{**results, "section": "fake"}]
+
     results_json.write_text(json.dumps({**results, "x_s": 5.0}))
     assert run_fake(tmp_path, report_only=True)[0] == 0
     assert "x 5.0" in md.read_text()
+    assert len((tmp_path / "history.jsonl").read_text().splitlines()) == 1  # not a new run
     assert lab_commands == [("down",)]  # the report alone brings no lab up
 
 

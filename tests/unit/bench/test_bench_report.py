@@ -1,12 +1,24 @@
-"""The one writer of docs/performance.md's figures and the results files: each section
-replaces its own part and keeps the page's prose and every other section's part."""
+"""The one writer of docs/performance.md's figures, the results files and the history:
+each section replaces its own part and keeps the page's prose and every other section's
+part, and each run adds one line to the history."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from bench.report import fmt_ratio, marked, replace_section, section, write
+from bench.report import (
+    HISTORY,
+    REPO,
+    fmt_ratio,
+    history_line,
+    marked,
+    recorded,
+    replace_section,
+    section,
+    section_of,
+    write,
+)
 
 
 def test_a_section_is_appended_then_replaced_in_place() -> None:
@@ -51,3 +63,48 @@ def test_a_section_writes_its_results_and_its_part(tmp_path: Path) -> None:
 def test_ratios_read_alike_in_every_section() -> None:
     assert fmt_ratio(None) == "n/a"
     assert fmt_ratio(1.2345) == "1.23x"
+
+
+def test_a_results_file_names_its_section() -> None:
+    from bench.__main__ import SECTIONS
+    assert [section_of(Path(s.results_file)) for s in SECTIONS] == [s.name for s in SECTIONS]
+    assert section_of(Path("/tmp/x-results.json")) == "x"
+
+
+def test_a_run_is_one_line_of_the_history() -> None:
+    line = history_line({"b": 1, "date": "2026-11-26 10:04 UTC"}, "cost")
+    assert line.endswith("\n") and "\n" not in line[:-1]
+    assert json.loads(line) == {"b": 1, "date": "2026-11-26 10:04 UTC", "section": "cost"}
+    assert list(json.loads(line)) == ["b", "date", "section"]  # sorted keys
+    assert recorded(line, "cost", "2026-11-26 10:04 UTC")
+    assert not recorded(line, "floor", "2026-11-26 10:04 UTC")
+    assert not recorded(line, "cost", "2026-11-27 10:04 UTC")
+    assert not recorded(line, "cost", None)  # a run without a date is never another's
+    assert not recorded("not json\n", "cost", "2026-11-26 10:04 UTC")
+
+
+def test_each_run_is_appended_to_the_history_once(tmp_path: Path) -> None:
+    md, history = tmp_path / "performance.md", tmp_path / HISTORY
+    first = {"a": 1, "date": "2026-11-26 10:04 UTC"}
+    write(first, "## X\n", "levers", tmp_path / "levers-results.json", md)
+    write(first, "## X\n", "levers", tmp_path / "levers-results.json", md)  # --report-only
+    write({"a": 2, "date": "2026-11-27 10:04 UTC"}, "## X\n", "levers",
+          tmp_path / "levers-results.json", md)
+    write({"c": 3, "date": "2026-11-27 11:00 UTC"}, "## Y\n", "cost-per-spoke",
+          tmp_path / "cost-results.json", md)
+    entries = [json.loads(line) for line in history.read_text().splitlines()]
+    assert [(e["section"], e.get("a", e.get("c"))) for e in entries] == [
+        ("levers", 1), ("levers", 2), ("cost", 3)]
+    assert entries[-1] == {**json.loads((tmp_path / "cost-results.json").read_text()),
+                           "section": "cost"}
+
+
+def test_the_history_holds_every_results_file() -> None:
+    """Each results file is its section's newest run, and the history has it."""
+    history = (REPO / "bench" / HISTORY).read_text()
+    entries = {(e["section"], e["date"]): e for e in map(json.loads, history.splitlines())}
+    for results_json in sorted((REPO / "bench").glob("*results.json")):
+        results = json.loads(results_json.read_text())
+        entry = entries.get((section_of(results_json), results["date"]))
+        assert entry is not None, results_json.name
+        assert set(results) <= set(entry)
