@@ -7,16 +7,23 @@ the gate is unchanged, and needs nothing, while the wave has nothing to change. 
 changes, its step (create or update, in `up` only) reads KNATIVE_FLEET_APPROVE in the
 engine's environment and fails unless it names the wave: Pulumi then starts nothing
 that depends on it and deletes nothing.
+
+An `up` that already knows the wave waits (rollout.approval.waiting_wave) registers
+neither the gate nor the wave: it fails by itself, after its outputs are recorded.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
 from components.dynamic_provider import DynamicProvider
 from core.resource_types import APPROVAL_GATE
+
+if TYPE_CHECKING:
+    from fleet.plan import FleetPlan
+    from rollout.approval import ApprovalStop
 
 
 # Stack states name this class (`components.approval_gate._Provider`) and unpickle it:
@@ -41,7 +48,40 @@ class _Provider(DynamicProvider):
 class ApprovalGate(pulumi.dynamic.Resource, module="knative-fleet", name=APPROVAL_GATE.name):
     """See the module docstring."""
 
+    changes: pulumi.Output[str]
+
     def __init__(self, name: str, *, wave: str, changes: str, spokes: list[str],
                  later: list[str], opts: pulumi.ResourceOptions) -> None:
         super().__init__(_Provider(), name, {"wave": wave, "changes": changes,
                                              "spokes": spokes, "later": later}, opts)
+
+
+# The program's side of the gate. Its imports are made here, not at the top: the dynamic
+# provider's process imports this module to unpickle `_Provider` in every preview, and the
+# plan's modules would make it load the Kubernetes client (components.dynamic_provider).
+def read_approval_stop(plan: FleetPlan) -> ApprovalStop:
+    """Where this run stops for an approval, known before it registers anything. Only an
+    `up` with an approval gate reads the stack's last outputs for it (one more read of the
+    state, as the owner id's): a preview changes nothing and stops nowhere."""
+    from core.settings import settings
+    from rollout.approval import ApprovalStop, approval_stop
+
+    if pulumi.runtime.is_dry_run() or not any(s.approval for s in plan.waves):
+        return ApprovalStop()
+    return approval_stop(plan.waves, settings().approved_waves, _last_outputs())
+
+
+def _last_outputs() -> dict[str, Any] | None:
+    """The outputs the stack's last recorded run left, or None when they cannot be read
+    (then no wave is known to wait, and each gate's own step decides)."""
+    from components.stack_identity import READ_STACK_OUTPUTS
+
+    name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    try:
+        found = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": name})
+    except Exception as exc:  # noqa: BLE001 - the gates still decide
+        pulumi.log.debug(f"the approval record could not be read: {exc}")
+        return None
+    outputs = found.value.get("outputs") if found.is_known and isinstance(
+        found.value, dict) else None
+    return outputs if isinstance(outputs, dict) else None

@@ -2,44 +2,58 @@
 waves (components.waves), then the stack outputs; a plan that says the run must fail
 (a spoke not resolved, a wave that stopped the rollout) fails it after registering
 the reachable spokes, so their changes land and the engine deletes nothing
-(fleet.waves.run_failure says why)."""
+(fleet.waves.run_failure says why). An `up` that stops before a wave waiting for
+approval fails the same way, so its outputs are recorded (rollout.approval)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pulumi
 
+from components.approval_gate import read_approval_stop
 from components.membership import FleetMembership
 from components.spoke import Spoke
 from components.waves import Registered, register_waves
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
+from rollout.approval import APPROVALS_OUTPUT
 
 
 def register_fleet(plan: FleetPlan,
                    on_recorded: Callable[[str], None] | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
-    plan says the run fails. `on_recorded(spoke)`: once the spoke's anchors are applied
-    (this run's hold on the spoke is given up then: ownership.hold)."""
+    plan says the run fails or a wave waits for approval. `on_recorded(spoke)`: once the
+    spoke's anchors are applied (this run's hold on the spoke is given up then:
+    ownership.hold)."""
+    stop = read_approval_stop(plan)
     membership = FleetMembership(plan.membership)
-    reg = register_waves(plan, [membership], on_recorded)
+    reg = register_waves(plan, [membership], on_recorded,
+                         stop.waiting.name if stop.waiting else None)
     outputs: dict[str, object] = {}
     for step in plan.waves:
         for name in step.spokes:
-            outputs[name] = _spoke_output(plan.spokes[name], step, reg, plan.shows_waves)
+            last = stop.spokes.get(name) if step.name in reg.left_out else None
+            outputs[name] = _spoke_output(plan.spokes[name], step, reg, plan.shows_waves,
+                                          last)
     pulumi.export("ring", plan.ring)
     pulumi.export("spokes", outputs)
     if plan.shows_waves:
         pulumi.export("waves", {step.name: reg.wave_output(step) for step in plan.waves})
+        pulumi.export(APPROVALS_OUTPUT, reg.approvals_output(plan.waves, stop.recorded))
     for err in plan.errors:
         pulumi.log.error(str(err))
-    if plan.failure is not None:
-        raise pulumi.RunError(plan.failure)
+    failure = "\n".join(f for f in (plan.failure, stop.message) if f)
+    if failure:
+        raise pulumi.RunError(failure)
     return reg.spokes
 
 
-def _spoke_output(spoke: SpokePlan, step: WaveStep, reg: Registered,
-                  shown_wave: bool) -> dict[str, object]:
+def _spoke_output(spoke: SpokePlan, step: WaveStep, reg: Registered, shown_wave: bool,
+                  last: Any = None) -> dict[str, object]:
+    """A spoke's entry of the `spokes` output. A spoke of a wave this run left out (it
+    waits for approval, or comes after one that does) runs what the last recorded run
+    left it, `last`: its versions and readiness are that run's."""
     out: dict[str, object] = {
         "clusterProfile": spoke.cluster_profile,
         "targetClusterResolved": spoke.condition,
@@ -49,6 +63,16 @@ def _spoke_output(spoke: SpokePlan, step: WaveStep, reg: Registered,
     if shown_wave:
         out["wave"] = step.name
     registered = reg.spokes.get(spoke.name)
+    if step.name in reg.left_out and spoke.connection is not None:
+        last = last if isinstance(last, Mapping) else {}
+        out.update({
+            "server": spoke.connection.server,
+            "kubernetesVersion": spoke.server_version,
+            "serving": last.get("serving"),
+            "eventing": last.get("eventing"),
+            "ready": last.get("ready") is True,
+        })
+        return out
     if registered is None or spoke.connection is None:
         out["ready"] = False
         return out

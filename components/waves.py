@@ -1,12 +1,13 @@
 """The rollout as Pulumi resources: each wave's batches registered after the gate of the
 batch before, a gate after each batch of a gated wave (components.wave_gate), and an
 approval gate in front of a wave that needs approval (components.approval_gate), as the
-plan's wave steps say (fleet.waves)."""
+plan's wave steps say (fleet.waves). An `up` that knows a wave waits for approval
+registers nothing of it or of the waves after it (rollout.approval)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import pulumi
@@ -15,6 +16,7 @@ from components.approval_gate import ApprovalGate
 from components.spoke import Spoke
 from components.wave_gate import WaveGate
 from fleet.plan import FleetPlan, WaveStep
+from rollout.approval import WAITING_FOR_APPROVAL
 
 
 def _changes(resources: list[pulumi.Resource]) -> pulumi.Output[str]:
@@ -34,15 +36,20 @@ def _changes(resources: list[pulumi.Resource]) -> pulumi.Output[str]:
 
 @dataclass
 class Registered:
-    """What the waves registered: each spoke, when each is ready, each wave's gates."""
+    """What the waves registered: each spoke, when each is ready, each wave's gates; and
+    the waves left out because the first of them waits for approval."""
 
     spokes: dict[str, Spoke] = field(default_factory=dict)
     ready: dict[str, pulumi.Output[bool]] = field(default_factory=dict)
     gates: dict[str, list[WaveGate]] = field(default_factory=dict)
+    approval_gates: dict[str, ApprovalGate] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)
 
     def wave_output(self, step: WaveStep) -> dict[str, object]:
         out: dict[str, object] = {"spokes": list(step.spokes)}
-        if not step.started:
+        if self.left_out and step.name == self.left_out[0]:
+            out["status"] = WAITING_FOR_APPROVAL
+        elif not step.started or step.name in self.left_out:
             out["status"] = "NotStarted"
         elif step.stops_rollout:
             out["status"] = "Stopped"
@@ -52,20 +59,44 @@ class Registered:
             out["status"] = pulumi.Output.all(*done).apply(lambda _: "Completed")
         return out
 
+    def approvals_output(self, steps: tuple[WaveStep, ...],
+                         recorded: Mapping[str, str] | None) -> dict[str, object]:
+        """The `approvals` output: per wave, the digest its gate let through in this run
+        (the gate's own, once its step passed); for a wave this run did not start, the one
+        recorded before (the run fails, so its gate is kept as it was). A started wave
+        without a gate has none once the run succeeds (the engine deletes it)."""
+        out: dict[str, object] = {}
+        for step in steps:
+            gate = self.approval_gates.get(step.name)
+            if gate is not None:
+                out[step.name] = gate.changes
+            elif (step.name in self.left_out or not step.started) and recorded \
+                    and step.name in recorded:
+                out[step.name] = recorded[step.name]
+        return out
+
 
 def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
-                   on_recorded: Callable[[str], None] | None = None) -> Registered:
-    """Registers the started waves in order, each batch after the gate of the one before.
-    `on_recorded(spoke)` runs once a spoke's anchors are applied (components.spoke)."""
+                   on_recorded: Callable[[str], None] | None = None,
+                   stop_before: str | None = None) -> Registered:
+    """Registers the started waves in order, each batch after the gate of the one before,
+    up to the wave `stop_before` (it waits for approval: neither it nor a later wave is
+    registered, so they keep their objects). `on_recorded(spoke)` runs once a spoke's
+    anchors are applied (components.spoke)."""
     reg = Registered()
     after = first
     for step in plan.waves:
         reg.gates[step.name] = []
+        if step.name == stop_before or reg.left_out:
+            reg.left_out.append(step.name)
+            continue
         if step.started and step.approval is not None:
-            after = [ApprovalGate(
+            gate = ApprovalGate(
                 step.approval.gate, wave=step.name, changes=step.approval.changes,
                 spokes=list(step.approval.spokes), later=list(step.later),
-                opts=pulumi.ResourceOptions(depends_on=after))]
+                opts=pulumi.ResourceOptions(depends_on=after))
+            reg.approval_gates[step.name] = gate
+            after = [gate]
         for batch in step.batches:
             spokes = {name: Spoke(name, plan.spokes[name].install, after=after,
                                  on_recorded=on_recorded)  # type: ignore[arg-type]

@@ -66,7 +66,9 @@ class StackResult:
     @property
     def waiting_approval(self) -> bool:
         """Stopped before a wave that needs a person's approval (README, "Groups and
-        waves"): applied up to there, and nothing failed."""
+        waves"): applied up to there, and nothing failed. The program says so itself once
+        its outputs are recorded, or the gate's step does (rollout.approval); either way
+        the run's only errors are that wave's."""
         lines = _run_errors(self.error or "")
         return self.status == FAILED and bool(lines) and all(
             line.lstrip().startswith("wave '") and "waits for approval" in line
@@ -74,8 +76,11 @@ class StackResult:
 
     @property
     def failed_spokes(self) -> list[str]:
-        """Spokes that failed this stack, by name; empty for a stack that did not fail."""
-        if self.status != FAILED:
+        """Spokes that failed this stack, by name; empty for a stack that did not fail,
+        and for one that only waits for approval (the waiting wave's spokes, in its
+        `spokes` output, are not ready when they were never installed, yet nothing of
+        theirs failed)."""
+        if self.status != FAILED or self.waiting_approval:
             return []
         return sorted(set(self.error_spokes) | set(unhealthy_spokes(self.spokes)))
 

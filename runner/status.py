@@ -1,11 +1,14 @@
 """The fleet-wide view: per stack and per spoke, the ring, whether the spoke's
 ClusterProfile resolved (and why not), the Knative versions installed, whether every
-Deployment is ready, and the stack's last update.
+Deployment is ready, and the stack's last update; per stack, the wave that waits for
+approval.
 
-Read only from what the stacks already keep: their outputs (`ring`, `spokes`, written by
-the program on every successful update) and the first page of their history. Nothing
-is stored for the view, so it can never disagree with the stacks; it is as fresh as
-each stack's last update (run `refresh` for what the clusters hold now).
+Read only from what the stacks already keep: their outputs (`ring`, `spokes`, `waves`,
+written by the program on every update that registered its spokes, including one that
+stopped before a wave waiting for approval: rollout.approval) and the first page of
+their history. Nothing is stored for the view, so it can never disagree with the
+stacks; it is as fresh as each stack's last update (run `refresh` for what the clusters
+hold now).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rollout.approval import WAITING_FOR_APPROVAL
 from runner.results import command_error_text
 from runner.selection import StackFile
 
@@ -53,10 +57,18 @@ class StackStatus:
     last_update: dict[str, Any] | None = None  # kind, result, startTime, endTime, version
     spokes: list[SpokeStatus] = field(default_factory=list)
     error: str | None = None  # the stack could not be read
+    waves: dict[str, str | None] = field(default_factory=dict)  # wave -> its status
+
+    @property
+    def waiting_approval(self) -> list[str]:
+        """The waves whose change waits for a person's approval (at most one: the run
+        stops before it)."""
+        return [w for w, status in self.waves.items() if status == WAITING_FOR_APPROVAL]
 
     def to_json(self) -> dict[str, Any]:
         return {"stack": self.stack, "ring": self.ring, "exists": self.exists,
                 "lastUpdate": self.last_update, "error": self.error,
+                "waves": dict(self.waves), "waitingApproval": self.waiting_approval,
                 "spokes": [s.to_json() for s in self.spokes]}
 
 
@@ -92,10 +104,14 @@ def stack_status(stack: StackFile, outputs: Mapping[str, Any] | None,
     ring = outputs.get("ring")
     spokes = outputs.get("spokes")
     spokes = spokes if isinstance(spokes, Mapping) else {}
+    waves = outputs.get("waves")
+    waves = waves if isinstance(waves, Mapping) else {}
     return StackStatus(
         stack=stack.name, ring=ring if isinstance(ring, int) and ring >= 1 else stack.ring,
         last_update=dict(last_update) if last_update else None,
-        spokes=[spoke_status(n, spokes[n], outputs.get("waves")) for n in sorted(spokes)])
+        spokes=[spoke_status(n, spokes[n], waves) for n in sorted(spokes)],
+        waves={str(n): _text(w.get("status")) if isinstance(w, Mapping) else None
+               for n, w in waves.items()})
 
 
 def update_json(summary: Any) -> dict[str, Any]:
@@ -161,8 +177,8 @@ def rows(statuses: list[StackStatus]) -> list[tuple[str, ...]]:
             out.append((st.stack, str(st.ring), "-", "-", "no spokes", "-", "-", "-", last))
         for sp in st.spokes if st.exists and not st.error else []:
             resolved = {"True": "yes", "False": "NO"}.get(sp.resolved or "", sp.resolved or "-")
-            ready = ("waiting for approval" if sp.wave_status == "WaitingForApproval"
-                     else _yes_no(sp.ready))
+            ready = (f"waiting for approval ({sp.wave})"
+                     if sp.wave_status == WAITING_FOR_APPROVAL else _yes_no(sp.ready))
             out.append((st.stack, str(st.ring), sp.spoke, resolved, sp.reason or "-",
                         sp.serving or "-", sp.eventing or "-", ready, last))
     return out
@@ -175,7 +191,23 @@ def totals(statuses: list[StackStatus]) -> dict[str, int]:
             "unreadable": sum(st.error is not None for st in statuses),
             "spokes": len(spokes),
             "resolved": sum(sp.resolved == "True" for sp in spokes),
-            "ready": sum(sp.ready is True for sp in spokes)}
+            "ready": sum(sp.ready is True for sp in spokes),
+            "waitingApproval": sum(sp.wave_status == WAITING_FOR_APPROVAL for sp in spokes)}
+
+
+def waiting_line(st: StackStatus) -> str | None:
+    """The line under the table that names a stack's wave waiting for approval, and the
+    waves its run did not start after it (a run stops at one wave at most: no other
+    wave is NotStarted then)."""
+    if not st.waiting_approval:
+        return None
+    wave = st.waiting_approval[0]
+    later = [n for n, status in st.waves.items() if status == "NotStarted"]
+    spokes = [sp.spoke for sp in st.spokes if sp.wave == wave]
+    return (f"{st.stack}: wave '{wave}' waits for approval (spokes: "
+            f"{', '.join(spokes) or 'none'}"
+            + (f"; not started after it: {', '.join(later)}" if later else "")
+            + f"): once a person approved, run its up again with --approve {wave}")
 
 
 def render_table(statuses: list[StackStatus]) -> str:
@@ -187,9 +219,14 @@ def render_table(statuses: list[StackStatus]) -> str:
     for st in sorted(statuses, key=lambda s: (s.ring, s.stack)):
         if st.error:
             lines.append(f"cannot read {st.stack}: " + st.error.replace("\n", " "))
+        waiting = waiting_line(st)
+        if waiting and st.exists and not st.error:
+            lines.append(waiting)
     lines.append(f"{t['stacks']} stacks ({t['notCreated']} not created, {t['unreadable']} "
                  f"unreadable), {t['spokes']} spokes: {t['resolved']} resolved, "
-                 f"{t['ready']} ready")
+                 f"{t['ready']} ready"
+                 + (f", {t['waitingApproval']} waiting for approval"
+                    if t["waitingApproval"] else ""))
     return "\n".join(lines)
 
 

@@ -207,6 +207,8 @@ def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
         stack.configure([], groups=[group()], rollout=APPROVAL_WAVES)
         res = up_as(world, approve="main")
         assert res.ok, res.out
+        approved = stack.outputs()["approvals"]["main"]
+        assert approved.startswith("sha256:"), approved
         # A change outside the waiting wave: the canary's own entry.
         canary = {"name": "spoke-1", "clusterProfileRef": {"name": "spoke-1",
                                                            "namespace": PROFILE_NAMESPACE},
@@ -243,13 +245,24 @@ def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
         assert {n: scale_to_zero(apis[n]) for n in RINGS} == {
             "spoke-1": "false", "spoke-2": "false", "spoke-3": None, "spoke-4": None}
         assert {n: managed_versions(apis[n]) for n in waiting} == before
+        # The stopped run recorded what waits: `pulumi stack output` names the wave, its
+        # spokes as they run, and the digest its gate still holds.
+        out = stack.outputs()
+        assert {n: w["status"] for n, w in out["waves"].items()} == {
+            "canary": "Completed", "early": "Completed", "main": "WaitingForApproval"}, out
+        assert out["approvals"] == {"main": approved}, out["approvals"]
+        assert {n: out["spokes"][n]["ready"] for n in waiting} == {
+            n: True for n in waiting}, out["spokes"]
+        assert stack.history()[0]["result"] == "failed"
 
         # The approved `up` of that review plans what the review showed, and lands.
         res = up_as(world, approve="main", reviewed=reviewed)
         assert res.ok, res.out
         assert "the reviewed plan (sha256:" in res.out, res.out
-        assert {n: w["status"] for n, w in stack.outputs()["waves"].items()} == {
+        out = stack.outputs()
+        assert {n: w["status"] for n, w in out["waves"].items()} == {
             "canary": "Completed", "early": "Completed", "main": "Completed"}
+        assert out["approvals"]["main"] not in ("", approved), out["approvals"]
         assert {scale_to_zero(apis[n]) for n in RINGS} == {"false"}
         _, steps = stack.preview_steps()
         assert changed_spokes(steps) == {}

@@ -245,6 +245,16 @@ def test_a_stack_waiting_for_approval_is_not_rolled_back(fleet: dict) -> None:
         waiting = next(s for r in doc["rings"] for s in r["stacks"]
                        if s["stack"] == name(fleet, "r1-a"))
         assert waiting["error"].startswith("wave 'second' waits for approval"), waiting
+        assert doc["failedSpokes"][name(fleet, "r1-a")] == [], doc["failedSpokes"]
+        # The stopped run recorded what waits: the fleet-wide view names the wave.
+        code, view, text = run_runner("status", *only, env=stack.env)
+        assert code == 0, text
+        [shown] = view["stacks"]
+        assert shown["waitingApproval"] == ["second"], shown
+        assert shown["waves"] == {"first": "Completed", "second": "WaitingForApproval"}, shown
+        assert {s["spoke"]: s["waveStatus"] for s in shown["spokes"]} == {
+            first: "Completed", second: "WaitingForApproval"}, shown
+        assert view["totals"]["waitingApproval"] == 1, view["totals"]
         history = stack.history()
         assert len(history) == updates + 1, history[:2]
         assert "rollback" not in (history[0].get("message") or ""), history[0]

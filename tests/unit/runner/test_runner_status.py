@@ -109,7 +109,8 @@ def test_json_has_every_stack_and_spoke(fleet: list[StackStatus]) -> None:
     assert doc["stacks"][4]["exists"] is False
     assert doc["totals"] == totals(fleet) == {
         "stacks": 5, "notCreated": 1, "unreadable": 1, "spokes": 3, "resolved": 2,
-        "ready": 2}
+        "ready": 2, "waitingApproval": 0}
+    assert eu["waitingApproval"] == []
 
 
 def test_odd_outputs_do_not_break_the_view() -> None:
@@ -131,12 +132,49 @@ def test_the_sdks_update_summary_as_json() -> None:
                                     "startTime": "2026-03-01T10:00:00Z", "endTime": None}
 
 
-def test_a_spoke_of_a_wave_waiting_for_approval_says_so() -> None:
-    outputs = {"ring": 1, "waves": {"main": {"spokes": ["s3"], "status": "WaitingForApproval"},
-                                    "canary": {"spokes": ["s1"], "status": "Completed"}},
-               "spokes": {"s1": {"wave": "canary", "ready": True, "serving": "1.23.0"},
-                          "s3": {"wave": "main", "ready": False, "serving": "1.22.1"}}}
-    st = stack_status(stack_file("prod"), outputs, LAST)
+# What a run that stopped before wave 'main' records (components.fleet): the wave waits,
+# the one after it was not started, and their spokes keep what the last update applied.
+STOPPED = {
+    "ring": 1,
+    "waves": {"canary": {"spokes": ["s1"], "status": "Completed"},
+              "main": {"spokes": ["s3"], "status": "WaitingForApproval"},
+              "rest": {"spokes": ["s4"], "status": "NotStarted"}},
+    "approvals": {"main": "sha256:applied"},
+    "spokes": {"s1": {"wave": "canary", "ready": True, "serving": "1.23.0"},
+               "s3": {"wave": "main", "ready": True, "serving": "1.22.1"},
+               "s4": {"wave": "rest", "ready": True, "serving": "1.22.1"}}}
+FAILED_LAST = {**LAST, "result": "failed"}
+
+
+def test_a_spoke_of_a_wave_waiting_for_approval_says_so_naming_the_wave() -> None:
+    st = stack_status(stack_file("prod"), STOPPED, FAILED_LAST)
     ready = {r[2]: r[7] for r in rows([st])}
-    assert ready == {"s1": "yes", "s3": "waiting for approval"}
-    assert [s.wave_status for s in st.spokes] == ["Completed", "WaitingForApproval"]
+    assert ready == {"s1": "yes", "s3": "waiting for approval (main)", "s4": "yes"}
+    assert [s.wave_status for s in st.spokes] == ["Completed", "WaitingForApproval",
+                                                  "NotStarted"]
+    assert {r[2]: r[5] for r in rows([st])}["s3"] == "1.22.1"  # what it runs, not the plan
+    assert st.waiting_approval == ["main"]
+
+
+def test_the_table_names_the_waiting_wave_and_counts_its_spokes() -> None:
+    st = stack_status(stack_file("prod"), STOPPED, FAILED_LAST)
+    lines = render_table([st]).splitlines()
+    assert lines[-2] == (
+        "prod: wave 'main' waits for approval (spokes: s3; not started after it: rest): "
+        "once a person approved, run its up again with --approve main")
+    assert lines[-1] == ("1 stacks (0 not created, 0 unreadable), 3 spokes: 0 resolved, "
+                         "3 ready, 1 waiting for approval")
+    doc = to_json([st])
+    assert doc["stacks"][0]["waitingApproval"] == ["main"]
+    assert doc["stacks"][0]["waves"] == {"canary": "Completed", "main": "WaitingForApproval",
+                                         "rest": "NotStarted"}
+    assert doc["totals"]["waitingApproval"] == 1
+
+
+def test_once_approved_and_applied_the_wave_is_completed_again() -> None:
+    applied = {**STOPPED, "waves": {n: {**w, "status": "Completed"}
+                                    for n, w in STOPPED["waves"].items()}}
+    st = stack_status(stack_file("prod"), applied, LAST)
+    assert st.waiting_approval == []
+    assert {r[2]: r[7] for r in rows([st])} == {"s1": "yes", "s3": "yes", "s4": "yes"}
+    assert "waits for approval" not in render_table([st])
