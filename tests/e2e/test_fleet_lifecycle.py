@@ -18,7 +18,7 @@ from lab.fleet import FleetStack, entry
 from lab.handle import Lab
 from lab.wait import wait_for
 from tests.support.fleet import changed_spokes, deployments_available
-from tests.support.snapshot import kept_by_policy, snapshot
+from tests.support.snapshot import holds_left, kept_by_policy, snapshot
 
 pytestmark = pytest.mark.e2e
 ANCHORS = {
@@ -33,7 +33,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     stack = FleetStack(lab, f"t-life-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("state"))
     s1, s2 = (lab.spokes[0], lab.spokes[1])
     core2 = client.CoreV1Api(s2.api())
-    state = {"stack": stack, "s1": s1, "s2": s2}
+    state = {"stack": stack, "s1": s1, "s2": s2, "spokes": lab.spokes}
     try:
         # spoke-2 already has the Eventing namespace, with a user's object in it.
         core2.create_namespace({"metadata": {"name": USER_NS, "labels": {"team": "users"}}})
@@ -75,6 +75,13 @@ def fleet_v1(ns_labels: dict | None = None) -> list[dict]:
     return [s1, s2]
 
 
+def assert_no_hold_left(world: dict) -> None:
+    """No spoke of the lab keeps a run's hold (the Lease kube-system/knative-fleet-hold):
+    a run that ends deletes it."""
+    left = holds_left({s.name: s.api() for s in world["spokes"]})
+    assert left == {}, f"hold Lease kube-system/knative-fleet-hold left, by spoke: {left}"
+
+
 def owned_objects(api: client.ApiClient, namespace: str) -> list[tuple[str, str, list]]:
     """(kind, name, ownerReferences) of every object the install put in `namespace`."""
     out = []
@@ -99,6 +106,7 @@ def test_install_on_two_spokes(world: dict) -> None:
     stack.configure(fleet_v1())
     res = stack.up()
     assert res.ok, res.out
+    assert_no_hold_left(world)
     for spoke in (world["s1"], world["s2"]):
         api = spoke.api()
         for ns, (anchor, cr_name) in ANCHORS.items():
@@ -229,6 +237,7 @@ def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res = stack.destroy()
     assert res.ok, res.out
+    assert_no_hold_left(world)
     for spoke in (world["s1"], world["s2"]):
         after = snapshot(spoke.api())
         leaked = after - world["before"][spoke.name] - kept_by_policy(after)

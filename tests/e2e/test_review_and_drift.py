@@ -26,6 +26,7 @@ from lab.handle import Lab
 from lab.paths import RELEASES, REPO
 from lab.register import PROFILE_NAMESPACE
 from lab.stack import Result
+from tests.support.snapshot import HOLD, holds_left, moved, versions
 from tests.support.topology import relabel
 
 pytestmark = pytest.mark.e2e
@@ -114,6 +115,22 @@ def reviewed_up(world: dict, report: Path) -> Result:
         del stack.env["KNATIVE_FLEET_REVIEWED"]
 
 
+def named_under(out: str, part: str) -> set[str]:
+    """The lines a reviewed `up`'s refusal indents under `planned otherwise than reviewed:
+    <part>` (docs/review.md, "The reviewed change lands"): what in the part moved."""
+    lines = out.splitlines()
+    named = set()
+    for i, line in enumerate(lines):
+        if line.strip() != f"planned otherwise than reviewed: {part}":
+            continue
+        depth = len(line) - len(line.lstrip())
+        for below in lines[i + 1:]:
+            if len(below) - len(below.lstrip()) <= depth:
+                break
+            named.add(below.strip())
+    return named
+
+
 def domain(world: dict) -> str | None:
     network = client.CoreV1Api(world["s1"]).read_namespaced_config_map(
         "config-network", "knative-serving").data or {}
@@ -123,9 +140,10 @@ def domain(world: dict) -> str | None:
 def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_by_the_up(
         world: dict, lab: Lab, tmp_path: Path) -> None:
     """The review records the program's plan; `pulumi up` held to it (KNATIVE_FLEET_REVIEWED)
-    refuses, before it registers anything, each change made after the review: the stack
-    file, a ClusterProfile's labels, a release file at the release base; then applies
-    the reviewed plan, and refuses a review of another stack."""
+    refuses, before it registers anything or takes its holds, each change made after the
+    review, naming what moved: the stack file, a ClusterProfile's labels, a release file
+    at the release base; then applies the reviewed plan, leaving no hold, and refuses a
+    review of another stack."""
     mirror = tmp_path / "releases"
     shutil.copytree(RELEASES, mirror)
     group = {"name": "rv", "namespace": PROFILE_NAMESPACE,
@@ -147,12 +165,23 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
     report = Path(out, "report.json")
     before = domain(world)
     history = len(world["stack"].history())
+    apis = {name: lab.spoke(name).api() for name in ("spoke-1", "spoke-2")}
 
-    def refused(why: str) -> None:
+    def refused(why: str, named: dict[str, str]) -> None:
+        """The reviewed `up` refused, naming under each part of `named` ({part: line})
+        what moved there, with nothing written to any spoke: no object of the install
+        and no hold (the stale review is refused before the run takes its holds)."""
+        installed = {name: versions(api) for name, api in apis.items()}
         res = reviewed_up(world, report)
         assert not res.ok, res.out
         assert "plans other changes than the review" in res.out, (why, res.out)
         assert "nothing was registered or changed" in res.out, (why, res.out)
+        for part, line in named.items():
+            assert line in named_under(res.out, part), (why, part, line, res.out)
+        for name, api in apis.items():
+            now = versions(api)
+            assert now == installed[name], (why, name, moved(installed[name], now))
+            assert HOLD not in now, (why, name, "a hold Lease is on the spoke")
         assert domain(world) == before, why
         latest = world["stack"].history()[0]
         assert not {op: n for op, n in (latest.get("resourceChanges") or {}).items()
@@ -161,12 +190,15 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
     other = "{{.Name}}.{{.Namespace}}.pushed.example"
     configure([spoke("spoke-1", config={"network": {"domain-template": other}}),
                spoke("spoke-2")])
-    refused("a stack file edited after the review")
+    refused("a stack file edited after the review",
+            {"spoke spoke-1": "changed object: ConfigMap knative-serving/config-network"})
     configure(reviewed)
 
     relabel(lab, "spoke-2", {LABEL: "yes"})
     try:
-        refused("a ClusterProfile relabelled after the review")
+        refused("a ClusterProfile relabelled after the review",
+                {"the fleet's membership, waves or gates":
+                 "changed: the membership: which ClusterProfiles are selected, and their labels"})
     finally:
         relabel(lab, "spoke-2", {LABEL: None})
 
@@ -176,7 +208,9 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
     core.write_bytes(original + b"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
                      b"  name: added-after-review\n  namespace: knative-serving\n")
     try:
-        refused("a release file changed at the release base after the review")
+        added = "added object: ConfigMap knative-serving/added-after-review"
+        refused("a release file changed at the release base after the review",
+                {"spoke spoke-1": added, "spoke spoke-2": added})
     finally:
         core.write_bytes(original)
 
@@ -185,6 +219,7 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
     assert applied.ok, applied.out
     assert "the reviewed plan (sha256:" in applied.out, applied.out
     assert domain(world) == DOMAIN
+    assert holds_left(apis) == {}, "the reviewed up left its hold Lease on a spoke"
     wrong = tmp_path / "other-stack.json"
     wrong.write_text(json.dumps({**data, "stack": "another-stack"}))
     res = reviewed_up(world, wrong)

@@ -25,6 +25,7 @@ from kubernetes import client
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
 from lab.stack import Result
+from ownership.hold import LEASE_NAME, LEASE_NAMESPACE
 from ownership.identity import OWNER_ID_OUTPUT
 from tests.support.fault_proxy import HANG, PASS, FaultProxy, make_proxy_pki
 from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
@@ -35,6 +36,11 @@ GROUP, VERSION, PLURAL, NS = "multicluster.x-k8s.io", "v1alpha1", "clusterprofil
 ANCHOR = ("knative-serving", "knativeserving-knative-serving-root-owner")
 OWNER_ID = "knative-fleet.dev/owner-id"
 RACE_ROUNDS = 5
+# The two places a run that loses a race for a spoke is refused (docs/architecture.md,
+# "The claim"), as its refusal names them: the winner's hold, or the winner's owner
+# record on the anchor once the winner recorded it.
+AT_HOLD = f"Lease {LEASE_NAMESPACE}/{LEASE_NAME}"
+AT_RECORD = f"annotation {OWNER_ID} on ConfigMap {ANCHOR[0]}/{ANCHOR[1]}"
 
 
 def serving_only(spoke: str, **config: dict) -> dict:
@@ -242,8 +248,22 @@ def test_two_stacks_started_together_on_an_unowned_spoke_one_installs(
             loser = b if winner is a else a
             lost = results[loser.stack]
             assert "spoke 'spoke-1': SpokeOwnedByAnotherStack" in lost.out, lost.out
+            winner_id = winner.outputs()[OWNER_ID_OUTPUT]
+            # Where it lost: at the winner's hold, or at the owner record the winner's
+            # anchors already carried.
+            places = {"the hold": AT_HOLD, "the owner record": AT_RECORD}
+            named = [place for place, text in places.items() if text in lost.out]
+            assert len(named) == 1, (round_, f"the loser's refusal names {named or 'neither'} "
+                                     f"of {places}", lost.out)
+            [place] = named
+            assert "nothing on the spoke was changed" in lost.out, (
+                round_, f"lost at {place} ({places[place]})", lost.out)
+            if place == "the owner record":
+                assert winner_id in lost.out, (
+                    round_, f"lost at the owner record ({AT_RECORD}) without naming the "
+                    f"winner's owner id {winner_id}", lost.out)
             # The spoke holds the winner's install, written by it alone.
-            assert recorded_id(api) == winner.outputs()[OWNER_ID_OUTPUT]
+            assert recorded_id(api) == winner_id
             assert config_value(api) == window[winner.stack]
             before = managed_versions(api)
             res = winner.run("preview", "--expect-no-changes")

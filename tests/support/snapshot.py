@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from kubernetes import client
+from kubernetes.client.rest import ApiException
 
+from fleet.spokes import INSTALL_NAMESPACES
 from lab.wait import WaitTimeout, wait_for
+from ownership.hold import HELD_BY_ANNOTATION, LEASE_NAME, LEASE_NAMESPACE
 
 # Objects the cluster itself churns: not something an install leaves behind.
 IGNORED = {"events", "leases", "endpoints", "endpointslices", "componentstatuses",
@@ -48,6 +51,55 @@ def _objects(api: client.ApiClient, query: str = "") -> Iterator[tuple[tuple[str
 def objects(api: client.ApiClient) -> dict[tuple[str, str, str], dict]:
     """{(group/Kind, namespace, name): object} for every listable object on the cluster."""
     return dict(_objects(api))
+
+
+MANAGED = "app.kubernetes.io/managed-by=knative-fleet"
+# A run's hold on a spoke (ownership.hold), keyed as `versions` keys it.
+HOLD = ("coordination.k8s.io/Lease", LEASE_NAMESPACE, LEASE_NAME)
+
+
+def hold(api: client.ApiClient) -> client.V1Lease | None:
+    """The spoke's hold Lease `kube-system/knative-fleet-hold`, or None (404): no run holds
+    the spoke, and none left its hold there."""
+    try:
+        return client.CoordinationV1Api(api).read_namespaced_lease(
+            LEASE_NAME, LEASE_NAMESPACE, _request_timeout=30)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def holds_left(apis: Mapping[str, client.ApiClient]) -> dict[str, str]:
+    """{spoke: who holds it} of every spoke of `apis` that has a hold Lease: {} after a
+    run that ended, since releasing a hold deletes its Lease."""
+    found = {name: hold(api) for name, api in apis.items()}
+    return {name: str((lease.metadata.annotations or {}).get(HELD_BY_ANNOTATION)
+                      or lease.spec.holder_identity)
+            for name, lease in found.items() if lease is not None}
+
+
+def versions(api: client.ApiClient, namespaces: Iterable[str] = INSTALL_NAMESPACES
+             ) -> dict[tuple[str, str, str], str]:
+    """{(group/Kind, namespace, name): resourceVersion} of every object this product
+    installed in `namespaces` (the kinds `snapshot` lists), and of the hold Lease (`HOLD`)
+    when there is one: equal maps before and after a run mean it wrote nothing there,
+    not even its hold."""
+    namespaces = set(namespaces)
+    found = {key: item["metadata"]["resourceVersion"]
+             for key, item in _objects(api, f"?labelSelector={MANAGED}")
+             if key[1] in namespaces}
+    lease = hold(api)
+    if lease is not None:
+        found[HOLD] = lease.metadata.resource_version
+    return found
+
+
+def moved(before: Mapping[tuple[str, str, str], str],
+          after: Mapping[tuple[str, str, str], str]) -> dict[tuple[str, str, str], tuple]:
+    """{key: (before, after)} of each entry added, removed or changed between the maps."""
+    return {key: (before.get(key), after.get(key)) for key in sorted(before.keys() | after.keys())
+            if before.get(key) != after.get(key)}
 
 
 IP_ADDRESS = "networking.k8s.io/IPAddress"
@@ -117,8 +169,7 @@ def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
     """{identity: content} of every object this product manages on the cluster and that
     lives until a client deletes it: equal maps before and after a run mean the run wrote
     nothing there."""
-    selector = "app.kubernetes.io/managed-by=knative-fleet"
-    return {key: _content(item) for key, item in _objects(api, f"?labelSelector={selector}")
+    return {key: _content(item) for key, item in _objects(api, f"?labelSelector={MANAGED}")
             if not _expires(key, item)}
 
 
