@@ -82,3 +82,21 @@ def two_spoke_fleet() -> Any:
              "serving": {"version": "1.22"}},
         ],
     })
+
+
+def reviewed_fleet(release_base: str | None = None, **serving: object) -> dict:
+    """The review tests' stack: spokes a and b in group g (Serving 1.23, with `serving`'s
+    keys) and solo (Serving 1.22)."""
+    from lab.paths import RELEASES
+
+    return {"releaseBase": release_base or f"file://{RELEASES}",
+            "groups": [{"name": "g", "namespace": "f", "selector": {"matchLabels": {
+                "env": "prod"}}, "serving": {"version": "1.23", **serving}}],
+            "fleet": [{"name": "solo", "clusterProfileRef": {"name": "solo",
+                                                             "namespace": "f"},
+                       "serving": {"version": "1.22"}}]}
+
+
+def reviewed_profiles() -> list[dict]:
+    """The ClusterProfiles the review tests' stack selects from."""
+    return [profile("a", env="prod"), profile("b", env="prod"), profile("solo")]

@@ -18,9 +18,8 @@ from components.reviewed import HOLDS_GIVEN_BACK, hold_to_review, plan_held_to_r
 from config.fleet import parse_fleet_config
 from fleet import FleetPlan, plan_fleet
 from fleet.reviewed import plan_digest
-from lab.paths import RELEASES
 from ownership.hold import RunHolds
-from tests.support.factories import FakeInventory, profile
+from tests.support.factories import FakeInventory, profile, reviewed_fleet, reviewed_profiles
 
 
 @pytest.fixture(autouse=True)
@@ -32,15 +31,10 @@ def _stack(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def config(**serving: object) -> dict:
     """Spokes a and b in group g (Serving 1.23) and solo (Serving 1.22)."""
-    return {"releaseBase": f"file://{RELEASES}",
-            "groups": [{"name": "g", "namespace": "f", "selector": {"matchLabels": {
-                "env": "prod"}}, "serving": {"version": "1.23", **serving}}],
-            "fleet": [{"name": "solo", "clusterProfileRef": {"name": "solo",
-                                                             "namespace": "f"},
-                       "serving": {"version": "1.22"}}]}
+    return reviewed_fleet(**serving)
 
 
-PROFILES = [profile("a", env="prod"), profile("b", env="prod"), profile("solo")]
+PROFILES = reviewed_profiles()
 
 
 def fleet(cfg: dict | None = None, profiles: list[dict] = PROFILES) -> FleetPlan:

@@ -27,19 +27,14 @@ from fleet.reviewed import (
 from knative import plan as knative_plan
 from knative import release_fetch
 from lab.paths import RELEASES
-from tests.support.factories import FakeInventory, profile
+from tests.support.factories import FakeInventory, profile, reviewed_fleet, reviewed_profiles
 
 
 def config(release_base: str = f"file://{RELEASES}", **serving: object) -> dict:
-    return {"releaseBase": release_base,
-            "groups": [{"name": "g", "namespace": "f", "selector": {"matchLabels": {
-                "env": "prod"}}, "serving": {"version": "1.23", **serving}}],
-            "fleet": [{"name": "solo", "clusterProfileRef": {"name": "solo",
-                                                             "namespace": "f"},
-                       "serving": {"version": "1.22"}}]}
+    return reviewed_fleet(release_base, **serving)
 
 
-PROFILES = [profile("a", env="prod"), profile("b", env="prod"), profile("solo")]
+PROFILES = reviewed_profiles()
 
 
 def digest_of(cfg: dict, profiles: list[dict] = PROFILES, stack: str = "prod"):
