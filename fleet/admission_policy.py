@@ -81,8 +81,7 @@ def _not_plans(live: str, old: str, held: str, free: str = "[]") -> str:
 
 def _service_ref(s: str) -> str:
     """CEL of fleet.policy_entries.service_ref for the service reference `s`."""
-    return (f'{s}.namespace + "/" + {s}.name + ":" + string(has({s}.port) ? {s}.port : 443)'
-            f' + (has({s}.path) ? {s}.path : "")')
+    return f'{s}.namespace + "/" + {s}.name + ":" + string(has({s}.port) ? {s}.port : 443)'
 
 
 def _volume_source(v: str) -> str:

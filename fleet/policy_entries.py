@@ -81,11 +81,12 @@ def rbac_body(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def service_ref(ref: Mapping[str, Any] | None) -> str:
-    """`namespace/name:port/path` of a webhook's service reference, as the policy's CEL
-    writes it from the live object (the port defaults to 443)."""
+    """`namespace/name:port` of a webhook's service reference, as the policy's CEL writes
+    it from the live object (the port defaults to 443). The path is left out: Knative's
+    webhook writes its own into the references it serves (`/resource-conversion`), and a
+    path only chooses a handler of the Service the reference names."""
     ref = ref or {}
-    return (f"{ref.get('namespace', '')}/{ref.get('name', '')}:{ref.get('port') or 443}"
-            f"{ref.get('path') or ''}")
+    return f"{ref.get('namespace', '')}/{ref.get('name', '')}:{ref.get('port') or 443}"
 
 
 def volume_source(volume: Mapping[str, Any]) -> str:

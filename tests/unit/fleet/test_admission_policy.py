@@ -128,7 +128,7 @@ def test_the_anchors_are_the_only_owners_a_new_reference_may_name() -> None:
 def test_the_projections_are_what_the_policys_cel_builds_from_a_live_object() -> None:
     assert service_ref({"namespace": "n", "name": "s"}) == "n/s:443"
     assert service_ref({"namespace": "n", "name": "s", "port": 8443, "path": "/x"}) == \
-        "n/s:8443/x"
+        "n/s:8443"  # the path is Knative's webhook's to write
     assert volume_source({"name": "v", "secret": {"secretName": "certs"}}) == "secret:certs"
     assert volume_source({"name": "v", "configMap": {"name": "c"}}) == "configMap:c"
     assert volume_source({"name": "v", "hostPath": {"path": "/"}}) == "other:"
