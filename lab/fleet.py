@@ -13,6 +13,7 @@ from kubernetes.config.config_exception import ConfigException
 from urllib3.exceptions import HTTPError
 
 from core.settings import Binaries
+from lab.admitted import admit
 from lab.handle import Lab
 from lab.paths import RELEASES, REPO
 from lab.stack import Result, Stack
@@ -60,7 +61,11 @@ class FleetStack(Stack):
         self.lab = lab
 
     def configure(self, fleet: list[dict], **overrides: object) -> None:
-        self.write_config(STACKS, fleet_config(self.lab, fleet, **overrides))
+        """Writes the stack file; the lab identity's rights grown to hold it first, as a
+        user applies the rights printed for a changed stack file (lab.admitted)."""
+        config = fleet_config(self.lab, fleet, **overrides)
+        admit(self.lab, config)
+        self.write_config(STACKS, config)
 
     def preview_document(self) -> tuple[Result, dict]:
         """`pulumi preview --json`: the result and its document ({} when there is none)."""

@@ -101,8 +101,14 @@ def lab_role_documents(account: str, namespace: str,
                        bin_path: Path | None = None) -> list[dict[str, Any]]:
     """The admission policy and ClusterRole every lab stack's plan fits in, and their
     bindings to the account."""
-    docs = spoke_documents_of(lab_plans(bin_path),
-                              subject(f"ServiceAccount:{namespace}/{account}"))
+    return lab_documents_of(lab_plans(bin_path), account, namespace)
+
+
+def lab_documents_of(plans: list[InstallPlan], account: str,
+                     namespace: str) -> list[dict[str, Any]]:
+    """lab_role_documents of the given plans: the printed rights, and the policy's own
+    condition that leaves the lab's scratch namespaces out."""
+    docs = spoke_documents_of(plans, subject(f"ServiceAccount:{namespace}/{account}"))
     for doc in docs:
         if doc["kind"] == "ValidatingAdmissionPolicy":
             doc["spec"]["matchConditions"].append({

@@ -28,6 +28,7 @@ import pytest
 from kubernetes import client
 
 from core.resource_types import APPROVAL_GATE, CRDS_FIRST, DYNAMIC_KINDS
+from lab.admitted import admit
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
 from lab.paths import REPO
@@ -115,7 +116,9 @@ def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
     overrides = {k: v for k, v in shape.items() if k != "fleet"}
     try:
         old.init()
-        old.write_config(released / "stacks", fleet_config(lab, shape["fleet"], **overrides))
+        config = fleet_config(lab, shape["fleet"], **overrides)
+        admit(lab, config)  # the rights printed for its stack file (docs/rbac.md)
+        old.write_config(released / "stacks", config)
         installed = old.up()
         assert installed.ok, f"{RELEASED_COMMIT[:10]} failed to install:\n{installed.out}"
         # This checkout runs on the state and the stack file as the release left them.

@@ -1,0 +1,92 @@
+"""The lab identity's rights grown to hold each stack config a test runs, as a user applies
+the rights printed for a changed stack file before running it (docs/rbac.md, "When the
+specs change"): the lab's policy holds the values of the plans it was derived from, and a
+test's `config` override, registry or workload change is a plan of its own.
+
+Only what is new is applied: a config whose objects and values the spokes' rights already
+hold changes nothing. The rights grow within a test process (a test's earlier stacks keep
+theirs, as `--config old.yaml` keeps a changed stack's); `python -m lab up` puts the lab's
+own back."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from config.fleet import parse_fleet_config
+from core.errors import FleetError
+from fleet.policy_entries import plan_entries
+from fleet.rights import crd_plurals, plan_objects
+from knative.plan import InstallPlan
+from lab import register
+from lab.handle import Lab
+from lab.spoke_role import lab_documents_of, lab_plans
+from operations.access_roles import stack_plans
+
+CONFIG_PREFIX = "knative-fleet:"
+
+
+@functools.lru_cache(maxsize=4)
+def _base(bin_path: Path) -> list[InstallPlan]:
+    return lab_plans(bin_path)
+
+
+class _Admitted:
+    """The plans a lab's rights were last applied for, and the values they hold."""
+
+    def __init__(self, base: list[InstallPlan]) -> None:
+        self.plans = list(base)
+        self.entries = _entries(self.plans)
+
+    def holds(self, plans: list[InstallPlan]) -> bool:
+        for key, entry in _entries(plans).items():
+            held = self.entries.get(key)
+            if held is None or not _within(entry, held):
+                return False
+        return True
+
+
+_BY_LAB: dict[str, _Admitted] = {}
+
+
+def _entries(plans: list[InstallPlan]) -> dict[str, dict[str, Any]]:
+    return plan_entries(plan_objects(plans), crd_plurals(plans))
+
+
+def _within(entry: Any, held: Any) -> bool:
+    """Whether every value of `entry` is among `held`'s (the entries' lists of values)."""
+    if isinstance(entry, Mapping):
+        return isinstance(held, Mapping) and all(
+            k in held and _within(v, held[k]) for k, v in entry.items())
+    if isinstance(entry, list):
+        return isinstance(held, list) and all(v in held for v in entry)
+    return entry == held
+
+
+def config_plans(config: Mapping[str, Any]) -> list[InstallPlan]:
+    """The plans of a stack config (`knative-fleet:*` keys); none for one the run refuses
+    at validation anyway."""
+    raw = {k[len(CONFIG_PREFIX):]: v for k, v in config.items() if k.startswith(CONFIG_PREFIX)}
+    try:
+        return stack_plans(parse_fleet_config(raw))
+    except (FleetError, ValueError):
+        return []
+
+
+def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
+    """The lab identity's role and policy on every spoke grown to hold `config`'s plans;
+    True when they had to grow."""
+    plans = config_plans(config)
+    if not plans:
+        return False
+    admitted = _BY_LAB.setdefault(str(lab.dir.root), _Admitted(_base(lab.bin)))
+    if admitted.holds(plans):
+        return False
+    admitted.plans += plans
+    admitted.entries = _entries(admitted.plans)
+    docs = lab_documents_of(admitted.plans, register.SPOKE_SA, register.SPOKE_SA_NAMESPACE)
+    for spoke in lab.spokes:
+        register.apply_rbac(spoke.api(), docs)
+    return True
