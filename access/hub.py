@@ -15,6 +15,7 @@ from urllib3 import exceptions as u3
 
 from core.errors import ProfileError
 from core.reasons import Reason
+from core.refused import is_refused
 
 from .network import HUB, Failure
 
@@ -86,7 +87,7 @@ def read_cluster_profile(
             reason = str(exc.reason).replace("\n", ": ")
             tls = HUB.say(Failure.TLS, server=host, timeout=timeout, detail=reason)
             raise _unavailable(f"cannot read {ref}: {tls}") from None
-        if exc.status in (401, 403):
+        if is_refused(exc):
             word = "rejected our credentials" if exc.status == 401 else "denied access"
             raise _unavailable(
                 f"the hub {word} ({exc.status}) reading {ref}: {_api_message(exc)}"

@@ -24,6 +24,7 @@ from core.names import (
     VERSION_LABEL,
     anchor_name,
 )
+from core.refused import is_refused
 
 from .connection import SpokeConnection
 from .credential import PluginCredential, client_cert_files
@@ -119,10 +120,6 @@ def operator_crs(api: client.ApiClient) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _refused(exc: ApiException) -> bool:
-    return exc.status in (401, 403)
-
-
 RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
 
 
@@ -184,7 +181,7 @@ def read_spoke_facts(
                 try:
                     annotations = read_anchor(api, name, anchors[name])
                 except ApiException as exc:
-                    if not _refused(exc):
+                    if not is_refused(exc):
                         raise
                     unreadable.append(f"get configmaps in {name}")
                 else:
@@ -193,7 +190,7 @@ def read_spoke_facts(
         try:
             facts.operator_crs = operator_crs(api)
         except ApiException as exc:
-            if not _refused(exc):
+            if not is_refused(exc):
                 raise
             unreadable.append("list " + ", ".join(
                 f"{p}.{OPERATOR_GROUP_VERSION.split('/')[0]}" for p in OPERATOR_PLURALS.values()))

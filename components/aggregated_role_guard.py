@@ -85,27 +85,30 @@ class AggregatedRoleGuard(pulumi.dynamic.Resource, module="knative-fleet",
                           name=AGGREGATED_ROLE_GUARD.name):
     """Deleted after the role's feeders and before the role (see the module docstring)."""
 
-    def __init__(self, name: str, *, spoke: str, role: str, connection: dict[str, Any],
-                 plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
-        super().__init__(
-            _Provider(settle_and_delete), name,
-            {"id": role, "role": role, "spoke": spoke,
-             "connection": pulumi.Output.secret(connection),
-             "pluginTimeoutSeconds": plugin_timeout_s},
-            pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))
+    def __init__(self, name: str, *, inputs: dict[str, Any],
+                 opts: pulumi.ResourceOptions) -> None:
+        """`inputs`: lifecycle.aggregated_roles.guard_inputs, its connection marked
+        secret here."""
+        super().__init__(_Provider(settle_and_delete), name, _secret_connection(inputs),
+                         _with_secret_connection(opts))
 
 
 class AggregatedRoleSweep(pulumi.dynamic.Resource, module="knative-fleet",
                           name=AGGREGATED_ROLE_SWEEP.name):
     """Deleted after every object of the spoke (see the module docstring)."""
 
-    def __init__(self, name: str, *, spoke: str, roles: list[str], connection: dict[str, Any],
-                 plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
-        super().__init__(
-            _Provider(sweep), name,
-            {"id": name, "roles": sorted(roles), "spoke": spoke,
-             "connection": pulumi.Output.secret(connection),
-             "pluginTimeoutSeconds": plugin_timeout_s},
-            pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))
+    def __init__(self, name: str, *, inputs: dict[str, Any],
+                 opts: pulumi.ResourceOptions) -> None:
+        """`inputs`: lifecycle.aggregated_roles.sweep_inputs, its connection marked
+        secret here."""
+        super().__init__(_Provider(sweep), name, _secret_connection(inputs),
+                         _with_secret_connection(opts))
+
+
+def _secret_connection(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {**inputs, "connection": pulumi.Output.secret(inputs["connection"])}
+
+
+def _with_secret_connection(opts: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"]))

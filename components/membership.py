@@ -40,7 +40,5 @@ class FleetMembership(pulumi.dynamic.Resource, module="knative-fleet",
 
     def __init__(self, record: dict[str, Any],
                  opts: pulumi.ResourceOptions | None = None) -> None:
-        spokes = record.get("spokes") or {}
-        groups = sorted({s["group"] for s in spokes.values() if s.get("group")})
-        summary = (f"{len(spokes)} spokes" + (f", groups {', '.join(groups)}" if groups else ""))
-        super().__init__(_Provider(), MEMBERSHIP_NAME, {**record, "selection": summary}, opts)
+        super().__init__(_Provider(), MEMBERSHIP_NAME, membership.membership_inputs(record),
+                         opts)

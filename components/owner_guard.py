@@ -63,14 +63,12 @@ class SpokeOwnerGuard(pulumi.dynamic.Resource, module="knative-fleet",
                       name=SPOKE_OWNER_GUARD.name):
     """Deleted before everything of its spoke (see the module docstring)."""
 
-    def __init__(self, name: str, *, spoke: str, owner: str, owner_id: str, anchors: list[str],
-                 spoke_urn: pulumi.Input[str] | None, connection: dict[str, Any],
-                 plugin_timeout_s: float, opts: pulumi.ResourceOptions) -> None:
+    def __init__(self, name: str, *, inputs: dict[str, Any],
+                 opts: pulumi.ResourceOptions) -> None:
+        """`inputs`: lifecycle.owner_guard.guard_inputs, its connection marked secret
+        here."""
         super().__init__(
             _Provider(), name,
-            {"id": name, "spoke": spoke, "owner": owner, "ownerId": owner_id,
-             "anchors": sorted(anchors),
-             "spokeUrn": spoke_urn, "connection": pulumi.Output.secret(connection),
-             "pluginTimeoutSeconds": plugin_timeout_s},
+            {**inputs, "connection": pulumi.Output.secret(inputs["connection"])},
             pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))

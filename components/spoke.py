@@ -22,6 +22,7 @@ from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
 from knative import manifests
 from knative.plan import Stage
 from knative.server_owned import WEBHOOK_CONFIGURATIONS
+from lifecycle import aggregated_roles, owner_guard, webhooks_first
 
 
 class Spoke(pulumi.ComponentResource):
@@ -113,16 +114,17 @@ class Spoke(pulumi.ComponentResource):
         if install.sweep_name is None:
             return after
         roots: list[pulumi.Resource] = [AggregatedRoleSweep(
-            install.sweep_name, spoke=spoke, roles=list(install.sweep_roles),
-            connection=install.connection, plugin_timeout_s=install.plugin_timeout_s,
+            install.sweep_name,
+            inputs=aggregated_roles.sweep_inputs(install, spoke, install.connection),
             opts=pulumi.ResourceOptions(parent=self, depends_on=after))]
         self._sweep = roots
         for guard in install.guards:
             role = guard.role.object_name
             self._aggregated[role] = res = self._register(guard.role, guard.role.body, roots)
             self._guards[role] = AggregatedRoleGuard(
-                guard.name, spoke=spoke, role=role, connection=install.connection,
-                plugin_timeout_s=install.plugin_timeout_s,
+                guard.name,
+                inputs=aggregated_roles.guard_inputs(guard, spoke, install.connection,
+                                                     install.plugin_timeout_s),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[res]))
         return roots
 
@@ -140,11 +142,10 @@ class Spoke(pulumi.ComponentResource):
         everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered,
                       *self._removers, *self._crds_first]
         SpokeOwnerGuard(
-            guard.name, spoke=spoke, owner=guard.owner, owner_id=guard.owner_id,
-            anchors=list(guard.anchors),
-            spoke_urn=pulumi.create_urn(spoke, SPOKE_TYPE) if top_level else None,
-            connection=install.connection,
-            plugin_timeout_s=install.plugin_timeout_s,
+            guard.name,
+            inputs=owner_guard.guard_inputs(
+                guard, spoke, pulumi.create_urn(spoke, SPOKE_TYPE) if top_level else None,
+                install.connection, install.plugin_timeout_s),
             opts=pulumi.ResourceOptions(parent=self, depends_on=everything))
 
     def _install(self, component: ComponentInstall, roots: list[pulumi.Resource]) -> None:
@@ -208,9 +209,9 @@ class Spoke(pulumi.ComponentResource):
         install = self._spoke_install
         assert component.webhooks_first is not None
         self._removers.append(WebhookConfigurationsFirst(
-            component.webhooks_first, spoke=self._spoke_name,
-            configurations=list(component.webhook_configurations),
-            connection=install.connection, plugin_timeout_s=install.plugin_timeout_s,
+            component.webhooks_first,
+            inputs=webhooks_first.step_inputs(component, self._spoke_name, install.connection,
+                                              install.plugin_timeout_s),
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(dict.fromkeys(after)))))
 
 

@@ -41,15 +41,14 @@ class WaveGate(pulumi.dynamic.Resource, module="knative-fleet", name=WAVE_GATE.n
 
     healthy: pulumi.Output[dict]
 
-    def __init__(self, name: str, *, wave: str, spokes: dict[str, Any],
-                 unreachable: dict[str, str], changes: pulumi.Input[str], timeout_s: int,
-                 max_failures: int, later: list[str], plugin_timeout_s: float,
+    def __init__(self, name: str, *, inputs: dict[str, Any],
                  opts: pulumi.ResourceOptions) -> None:
+        """`inputs`: lifecycle.wave_gate.gate_inputs, its spokes (how to reach each)
+        marked secret here; `healthy` and `failures` are declared as the outputs the
+        wait adds (a None input is not sent to the engine)."""
         super().__init__(
             _Provider(), name,
-            {"wave": wave, "spokes": pulumi.Output.secret(spokes), "unreachable": unreachable,
-             "changes": changes, "timeoutSeconds": timeout_s, "maxFailures": max_failures,
-             "later": later, "pluginTimeoutSeconds": plugin_timeout_s,
+            {**inputs, "spokes": pulumi.Output.secret(inputs["spokes"]),
              "healthy": None, "failures": None},
             pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(additional_secret_outputs=["spokes"])))

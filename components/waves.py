@@ -15,7 +15,9 @@ import pulumi
 from components.approval_gate import ApprovalGate
 from components.spoke import Spoke
 from components.wave_gate import WaveGate
+from fleet import waves as planned_waves
 from fleet.plan import FleetPlan, WaveStep
+from lifecycle import wave_gate
 from rollout.approval import WAITING_FOR_APPROVAL
 
 
@@ -91,10 +93,9 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
             reg.left_out.append(step.name)
             continue
         if step.started and step.approval is not None:
-            gate = ApprovalGate(
-                step.approval.gate, wave=step.name, changes=step.approval.changes,
-                spokes=list(step.approval.spokes), later=list(step.later),
-                opts=pulumi.ResourceOptions(depends_on=after))
+            # The gate's keyword arguments are its inputs, by the same names.
+            gate = ApprovalGate(step.approval.gate, **planned_waves.approval_inputs(step),
+                                opts=pulumi.ResourceOptions(depends_on=after))
             reg.approval_gates[step.name] = gate
             after = [gate]
         for batch in step.batches:
@@ -108,13 +109,8 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
             registered = [r for s in spokes.values() for r in s.registered]
             installs = {name: plan.spokes[name].install for name in spokes}
             gate = WaveGate(
-                batch.gate, wave=step.name,
-                spokes={name: {"connection": i.connection, "deployments": list(i.deployments)}
-                        for name, i in installs.items() if i is not None},
-                unreachable=batch.unreachable, changes=_changes(registered),
-                timeout_s=step.timeout_s, max_failures=step.max_failures,
-                later=list(step.later),
-                plugin_timeout_s=next(iter(installs.values())).plugin_timeout_s,  # type: ignore[union-attr]
+                batch.gate,
+                inputs=wave_gate.gate_inputs(step, batch, installs, _changes(registered)),
                 opts=pulumi.ResourceOptions(depends_on=registered))
             reg.gates[step.name].append(gate)
             for name in spokes:

@@ -49,13 +49,12 @@ class WebhookConfigurationsFirst(pulumi.dynamic.Resource, module="knative-fleet"
                                  name=WEBHOOKS_FIRST.name):
     """Deleted before the component's Deployments and namespaced objects (module docstring)."""
 
-    def __init__(self, name: str, *, spoke: str, configurations: list[str],
-                 connection: dict[str, Any], plugin_timeout_s: float,
+    def __init__(self, name: str, *, inputs: dict[str, Any],
                  opts: pulumi.ResourceOptions) -> None:
+        """`inputs`: lifecycle.webhooks_first.step_inputs, its connection marked secret
+        here."""
         super().__init__(
             _Provider(), name,
-            {"id": name, "spoke": spoke, "configurations": sorted(configurations),
-             "connection": pulumi.Output.secret(connection),
-             "pluginTimeoutSeconds": plugin_timeout_s},
+            {**inputs, "connection": pulumi.Output.secret(inputs["connection"])},
             pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(additional_secret_outputs=["connection"])))

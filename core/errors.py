@@ -4,17 +4,45 @@
      ├── ConfigError            an input the user wrote is invalid; nothing is registered
      │    ├── FleetConfigError      the stack config (`knative-fleet:*` keys)
      │    ├── ProviderFileError     the access-provider file it names
-     │    └── SelectionError        groups and waves do not fit the ClusterProfiles
-     │                              on the hub (collisions, one cluster twice, no wave)
+     │    ├── SettingsError         a `KNATIVE_FLEET_*` variable (core.settings)
+     │    └── SelectionError        what a run selects does not fit: groups and waves
+     │         │                    against the ClusterProfiles on the hub (collisions,
+     │         │                    one cluster twice, no wave), or the stacks a runner
+     │         │                    is asked for (runner.selection)
+     │         └── InventoryUnavailable  the hub's ClusterProfiles cannot be listed
+     │                                   (fleet.planner)
      ├── ProfileError           one step of resolving a ClusterProfile failed (`reason`)
      ├── ResolutionError        a spoke cannot be reached: `spoke`, `reason`, the fix;
      │                          that spoke is left untouched, the others are updated
-     └── PlanError              the Knative side cannot plan a spoke
-          ├── ReleaseError          a release cannot be resolved or read
-          └── TransformError        an entry's spec does not fit the release
+     ├── PlanError              the Knative side cannot plan a spoke
+     │    ├── ReleaseError          a release cannot be resolved or read
+     │    └── TransformError        an entry's spec does not fit the release
+     ├── BackendUnknown         the stack's state backend cannot be told or read
+     │    │                     (ownership.identity)
+     │    └── OutputsUnreadable     the stack's outputs, where its owner id is kept
+     ├── OwnershipError         a spoke this stack may not change now (ownership.errors)
+     │    ├── OwnedByAnotherStack   another stack's record is on the install
+     │    ├── HeldByAnotherRun      another run holds the spoke
+     │    └── OwnerUnknown          the record could not be read (fail closed)
+     ├── StepError              a dynamic resource's step on a spoke failed (lifecycle/):
+     │    │                     the spoke, what was left as it was, the way on
+     │    ├── CrdsNotApplied        a component's CRDs were not applied or Established
+     │    └── WebhookConfigurationsLeft  an install's webhook configurations could not
+     │                                   be deleted before their webhooks
+     └── Refused                a command will not act as asked: why, and what to do
+          ├── NotReviewed           no review a run can be held to
+          ├── RolledBack            the config about to be applied failed and was
+          │                         rolled back (runner.worker)
+          ├── RollbackRefused       the stack cannot be rolled back (runner.rollback)
+          └── HandOverRefused       a spoke cannot be handed over (operations.hand_over)
 
 `reason` is a `core.reasons.Reason`: the Knative Operator's condition reason for
 the same failure, so users of both read the same word.
+
+Outside the tree, on purpose: `runner.plan.Interrupted` (a Ctrl-C, carrying the results
+so far; a handler of FleetError must not swallow it), the failures a dynamic provider
+reports to the engine as RuntimeError (the engine shows their message alone), and the
+lab's and benchmarks' own errors (lab/, bench/: tools, not the product).
 """
 
 from __future__ import annotations
@@ -39,8 +67,10 @@ class ProviderFileError(ConfigError):
 
 
 class SelectionError(ConfigError):
-    """Groups and waves, held against the hub's ClusterProfiles, do not give every
-    spoke one name, one spec and one wave; each line names its config path."""
+    """What a run selects does not fit: groups and waves, held against the hub's
+    ClusterProfiles, do not give every spoke one name, one spec and one wave (each line
+    names its config path), or the stacks a runner is asked for cannot be chosen (the
+    message says what to fix)."""
 
 
 class ProfileError(FleetError):
@@ -91,3 +121,18 @@ class ReleaseError(PlanError):
 
 class TransformError(PlanError):
     """An entry's spec does not fit the release (names the fix)."""
+
+
+class StepError(FleetError):
+    """A dynamic resource's step on a spoke failed; the message names the spoke, what
+    was left as it was and the way on."""
+
+
+class Refused(FleetError):
+    """A command will not act as asked (a run, a rollback, a hand-over); the message
+    says why, what was left as it was and what to do."""
+
+
+class NotReviewed(Refused):  # noqa: N818 - what the refused run says
+    """There is no review a run can be held to: none with a plan for the stack, or one
+    of another stack."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.digest import digest
+from core.errors import NotReviewed
 from fleet.plan import FleetPlan, PlannedObject, PlannedStage, SpokePlan
 
 FLEET = "fleet"
@@ -156,10 +157,6 @@ def plan_digest(plan: FleetPlan, stack: str, *, detail: bool = True) -> PlanDige
         for name, spoke in plan.spokes.items():
             details[f"spoke {name}"] = _spoke_detail(spoke)
     return PlanDigest(stack, dict(sorted(parts.items())), dict(sorted(details.items())))
-
-
-class NotReviewed(ValueError):  # noqa: N818 - what the refused run says
-    """The given review is not one this run can be held to."""
 
 
 def _bare(stack: object) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from fleet.plan import ApprovalStep, BatchStep, SpokePlan, WaveStep
 from rollout.approval import gate_name, wave_digest
@@ -36,6 +37,16 @@ def wave_steps(waves: list[WavePlan], spokes: Mapping[str, SpokePlan]
         stopped = step.stops_rollout
         steps.append(replace(step, batches=_batches(wave, spokes, {} if stopped else unreachable)))
     return tuple(steps)
+
+
+def approval_inputs(step: WaveStep) -> dict[str, Any]:
+    """The inputs of the approval gate in front of a started wave that needs approval:
+    the one definition the registrar (components.waves, as the gate's keyword
+    arguments) and the offline review both use."""
+    approval = step.approval
+    assert approval is not None
+    return {"wave": step.name, "changes": approval.changes,
+            "spokes": list(approval.spokes), "later": list(step.later)}
 
 
 def _approval(wave: str, names: tuple[str, ...],

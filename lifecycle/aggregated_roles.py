@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
@@ -16,9 +16,29 @@ from kubernetes.client.rest import ApiException
 from access.spoke_client import spoke_client
 from knative.aggregated_roles import is_controller_recreation, selector_strings, settled
 
+if TYPE_CHECKING:
+    from fleet.plan import AggregatedRoleGuard, SpokeInstall
+
 SETTLE_TIMEOUT_S = 120.0
 GONE_TIMEOUT_S = 60.0
 POLL_S = 0.5
+
+
+def guard_inputs(guard: AggregatedRoleGuard, spoke: str, connection: Any,
+                 plugin_timeout_s: float) -> dict[str, Any]:
+    """The inputs of one aggregated role's guard, what its delete reads: the one
+    definition the registrar (components.spoke) and the offline review both use."""
+    role = guard.role.object_name
+    return {"id": role, "role": role, "spoke": spoke, "connection": connection,
+            "pluginTimeoutSeconds": plugin_timeout_s}
+
+
+def sweep_inputs(install: SpokeInstall, spoke: str, connection: Any) -> dict[str, Any]:
+    """The inputs of the spoke's aggregated-role sweep, what its delete reads (as
+    `guard_inputs`, one definition for the registrar and the offline review)."""
+    assert install.sweep_name is not None
+    return {"id": install.sweep_name, "roles": sorted(install.sweep_roles), "spoke": spoke,
+            "connection": connection, "pluginTimeoutSeconds": install.plugin_timeout_s}
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ from typing import Any
 from kubernetes import client
 
 from access.spoke_client import spoke_client
+from core.errors import StepError
 from fleet import crds_first
 from fleet.objects import APPLY_ANNOTATIONS
 from knative.aggregated_roles import selector_string
@@ -34,7 +35,7 @@ ESTABLISHED_TIMEOUT_S = 120.0
 POLL_S = 0.2
 
 
-class CrdsNotApplied(Exception):
+class CrdsNotApplied(StepError):
     """The component's CRDs could not be applied or did not become Established; the
     message names the spoke, the CRDs and the way on."""
 

@@ -14,6 +14,16 @@ from targeting.deselected import deselections
 SELECTION = "selection"
 
 
+def membership_inputs(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The membership's inputs: the record and a one-line summary of it, on which a
+    refusal is reported; the one definition the registrar (components.membership) and
+    the offline review both use."""
+    spokes = record.get("spokes") or {}
+    groups = sorted({s["group"] for s in spokes.values() if s.get("group")})
+    summary = f"{len(spokes)} spokes" + (f", groups {', '.join(groups)}" if groups else "")
+    return {**record, SELECTION: summary}
+
+
 def check(last: Mapping[str, Any] | None, now: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(input, why) for each spoke this run would uninstall without its group's leave;
     empty: the run may go on."""

@@ -7,19 +7,33 @@ the way out for a spoke that is gone for good."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.rest import ApiException
 
 from access.spoke_client import spoke_client
 from access.spoke_facts import read_anchor
+from core.refused import is_refused
 from ownership.errors import OwnedByAnotherStack, OwnerUnknown
 from ownership.identity import StackIdentity
 from ownership.records import Record, others, record_of
 from ownership.refusals import delete_refusal, unknown_refusal, unreadable_refusal
 
+if TYPE_CHECKING:
+    from fleet.plan import OwnerGuard
+
 __all__ = ["OwnedByAnotherStack", "OwnerUnknown", "check_owner", "guard_identity",
-           "read_records"]
+           "guard_inputs", "read_records"]
+
+
+def guard_inputs(guard: OwnerGuard, spoke: str, spoke_urn: Any, connection: Any,
+                 plugin_timeout_s: float) -> dict[str, Any]:
+    """The inputs of the spoke's owner guard, what its delete reads: the one definition
+    the registrar (components.spoke) and the offline review both use. `spoke_urn`: the
+    URN its refusal names (None under a parent component: the engine then leaves it out)."""
+    return {"id": guard.name, "spoke": spoke, "owner": guard.owner, "ownerId": guard.owner_id,
+            "anchors": sorted(guard.anchors), "spokeUrn": spoke_urn,
+            "connection": connection, "pluginTimeoutSeconds": plugin_timeout_s}
 
 
 def guard_identity(props: dict[str, Any]) -> StackIdentity:
@@ -44,7 +58,7 @@ def read_records(props: dict[str, Any]) -> tuple[dict[str, Record | None], list[
                 try:
                     annotations = read_anchor(api, namespace, name)
                 except ApiException as exc:
-                    if exc.status not in (401, 403):
+                    if not is_refused(exc):
                         raise
                     refused.append(anchor)
                     continue

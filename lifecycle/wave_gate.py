@@ -10,16 +10,34 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client
 
 from access.spoke_client import spoke_client
 
+if TYPE_CHECKING:
+    from fleet.plan import BatchStep, SpokeInstall, WaveStep
+
 POLL_S = 2.0
 
 # spoke name, its props, plugin timeout -> live Deployments by `namespace/name` (None: absent)
 Reader = Callable[[str, dict[str, Any], float], dict[str, dict | None]]
+
+
+def gate_inputs(step: WaveStep, batch: BatchStep,
+                installs: Mapping[str, SpokeInstall | None], changes: Any) -> dict[str, Any]:
+    """The inputs of a batch's wave gate, what `await_wave` reads: the one definition
+    the registrar (components.waves) and the offline review both use. `installs`: the
+    batch's spokes' installs; `changes`: the digest of the batch's objects, as each side
+    knows it."""
+    spokes = {name: {"connection": i.connection, "deployments": list(i.deployments)}
+              for name, i in installs.items() if i is not None}
+    first = next(iter(installs.values()), None)
+    return {"wave": step.name, "spokes": spokes, "unreachable": dict(batch.unreachable),
+            "changes": changes, "timeoutSeconds": step.timeout_s,
+            "maxFailures": step.max_failures, "later": list(step.later),
+            "pluginTimeoutSeconds": first.plugin_timeout_s if first else None}
 
 
 def _condition(obj: Mapping, kind: str) -> Mapping:

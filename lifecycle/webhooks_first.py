@@ -7,14 +7,29 @@ guard, for the whole install of a spoke whose state a release without that resou
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from access.spoke_client import spoke_client
+from core.errors import StepError
+
+if TYPE_CHECKING:
+    from fleet.plan import ComponentInstall
 
 REQUEST_TIMEOUT_S = 15
+
+
+def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
+                plugin_timeout_s: float) -> dict[str, Any]:
+    """The inputs of the component's WebhookConfigurationsFirst, what
+    `delete_configurations` reads: the one definition the registrar (components.spoke)
+    and the offline review both use."""
+    assert component.webhooks_first is not None
+    return {"id": component.webhooks_first, "spoke": spoke,
+            "configurations": sorted(component.webhook_configurations),
+            "connection": connection, "pluginTimeoutSeconds": plugin_timeout_s}
 
 
 def delete_configurations(props: dict[str, Any]) -> list[str]:
@@ -42,7 +57,7 @@ def delete_configurations(props: dict[str, Any]) -> list[str]:
 MANAGED_BY = "app.kubernetes.io/managed-by=knative-fleet"
 
 
-class WebhookConfigurationsLeft(Exception):
+class WebhookConfigurationsLeft(StepError):
     """The install's webhook configurations could not be deleted first; its message says
     which spoke, that nothing was deleted after, and the way on."""
 

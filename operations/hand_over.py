@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.errors import Refused
 from core.names import OWNER_ID_ANNOTATION
 from core.resource_types import MEMBERSHIP, SPOKE_TYPE
 from ownership.hold import Holder, RunHolds
@@ -38,7 +39,7 @@ PROFILE_IDENTIFIER_PREFIX = "clusterprofile/"
 FIELD_MANAGER = "knative-fleet-hand-over"
 
 
-class HandOverRefused(Exception):
+class HandOverRefused(Refused):
     """The move cannot be made safely; `str()` names the spoke, the reason and the fix."""
 
 

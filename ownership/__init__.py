@@ -10,7 +10,8 @@ edge, records and holds are read and written with the Kubernetes client.
               compare-and-swap on the API server, and a hold expires with its process
     refusals  the sentences a user reads when a spoke is not this stack's to change
 
-The error tree:
+The error tree, a branch of the product's (core.errors, where BackendUnknown of
+`identity` is drawn too):
 
     OwnershipError             a spoke this stack may not change; `str()` names the
     ├── OwnedByAnotherStack    spoke, the reason and the fix

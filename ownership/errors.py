@@ -1,10 +1,13 @@
-"""The ownership error tree (drawn in the package docstring): each `str()` is the
-sentence the user reads, naming the spoke, the reason and the fix."""
+"""The ownership error tree (drawn in the package docstring), a branch of the
+product's (core.errors): each `str()` is the sentence the user reads, naming the spoke,
+the reason and the fix."""
 
 from __future__ import annotations
 
+from core.errors import FleetError
 
-class OwnershipError(Exception):
+
+class OwnershipError(FleetError):
     """A spoke this stack may not change now."""
 
 

@@ -22,6 +22,8 @@ import uuid
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from core.errors import FleetError
+
 # The stack output that keeps the id in the stack's state.
 OWNER_ID_OUTPUT = "ownerId"
 # The Pulumi CLI takes the backend from this variable before its `pulumi login` record.
@@ -29,7 +31,7 @@ BACKEND_ENV = "PULUMI_BACKEND_URL"
 ID_PREFIX = "kf-"
 
 
-class BackendUnknown(Exception):
+class BackendUnknown(FleetError):
     """The state backend cannot be told, or not read; `str()` says how to fix it."""
 
 

@@ -35,6 +35,7 @@ from typing import Any
 import yaml
 
 from config.stack_config import read_stack_config, stack_file_values, values_getter
+from core.errors import Refused
 
 NAMESPACE = "knative-fleet"
 COMPONENTS = ("serving", "eventing")
@@ -42,7 +43,7 @@ MARK = "knative-fleet rollback of config"
 _MARKED = re.compile(re.escape(MARK) + r" (sha256:[0-9a-f]{64})")
 
 
-class RollbackRefused(Exception):  # noqa: N818 - what the stack's result says
+class RollbackRefused(Refused):  # noqa: N818 - what the stack's result says
     """The stack cannot be rolled back; the message says why and what to do."""
 
 

@@ -20,14 +20,11 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from config.fleet import CONFIG_NAMESPACE, DEFAULT_RING, Ring
+from core.errors import SelectionError
 
 RING_KEY = f"{CONFIG_NAMESPACE}:ring"
 _STACK_FILE = re.compile(r"^Pulumi\.(?P<name>.+)\.ya?ml$")
 _RING = TypeAdapter(Ring)
-
-
-class SelectionError(ValueError):
-    """The stacks cannot be chosen as asked; the message says what to fix."""
 
 
 @dataclass(frozen=True, order=True)

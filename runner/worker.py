@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.errors import NotReviewed, Refused
 from runner.progress import Snapshot, StackProgress, error_text, resources_after
 from runner.results import FAILED, SUCCEEDED, StackResult, command_error_text
 from runner.rollback import (
@@ -205,10 +206,6 @@ def _refresh(stack: Any, common: dict) -> dict[str, int]:
                               **common).summary.resource_changes)
 
 
-class NotReviewed(Exception):  # noqa: N818 - what the stack's result says
-    """The stack has no review with a plan to hold its `up` to."""
-
-
 def _check_reviewed(job: Job, log: _Log) -> str:
     """Holds the `up` to the stack's review: the program compares its own plan with the
     review's before it registers anything (KNATIVE_FLEET_REVIEWED, fleet.reviewed) and
@@ -226,7 +223,7 @@ def _check_reviewed(job: Job, log: _Log) -> str:
     return f"the reviewed plan ({digest})"
 
 
-class RolledBack(Exception):  # noqa: N818 - what the stack's result says
+class RolledBack(Refused):  # noqa: N818 - what the stack's result says
     """The config about to be applied failed and was rolled back (runner.rollback)."""
 
 

@@ -10,7 +10,8 @@ under the spoke's component), else built as the engine builds it. Resources of t
 state the plan does not register are deleted, unless the run would fail (then Pulumi
 deletes nothing); a run that fails reports the same errors the program logs. The type
 names and the inputs each dynamic provider compares are the registrar's own
-(core.resource_types).
+(core.resource_types), and so is each dynamic resource's inputs: the same function
+builds them for the registrar and here (fleet.crds_first, fleet.waves, lifecycle/).
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ from core.resource_types import (
     DynamicKind,
 )
 from fleet import crds_first
+from fleet import waves as planned_waves
 from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
 from knative import manifests
 from knative.plan import Stage
+from lifecycle import aggregated_roles, membership, owner_guard, wave_gate, webhooks_first
 from review.offline.diff import keys_step, object_step
 from review.offline.state import HIDDEN, Hidden, LastState
 from review.resources import urn_name, urn_type
@@ -195,26 +198,24 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
     provider_op = _provider(walk, spoke, spoke_urn)
     ops.append(provider_op)
     forced = "replace" if provider_op == "replace" else None
-    common = {"spoke": spoke.name, "connection": _connection(walk, install),
-              "pluginTimeoutSeconds": install.plugin_timeout_s}
+    connection = _connection(walk, install)
+    timeout = install.plugin_timeout_s
     if install.sweep_name is not None:
         ops.append(_dynamic(walk, AGGREGATED_ROLE_SWEEP, install.sweep_name, spoke_urn,
-                            {"id": install.sweep_name, "roles": sorted(install.sweep_roles),
-                             **common}))
+                            aggregated_roles.sweep_inputs(install, spoke.name, connection)))
     for guard in install.guards:
-        role = guard.role.object_name
         ops.append(_object(walk, spoke_urn, guard.role, guard.role.body, forced)[1])
         ops.append(_dynamic(walk, AGGREGATED_ROLE_GUARD, guard.name, spoke_urn,
-                            {"id": role, "role": role, **common}))
+                            aggregated_roles.guard_inputs(guard, spoke.name, connection,
+                                                          timeout)))
     for component in install.components:
         uid = UNKNOWN
         anchor = _anchor_of(component)
         for stage in component.stages:
             if stage.stage is Stage.CRDS and component.crds_first is not None:
                 ops.append(_dynamic(walk, CRDS_FIRST, component.crds_first, spoke_urn,
-                                    crds_first.step_inputs(component, spoke.name,
-                                                           common["connection"],
-                                                           install.plugin_timeout_s)))
+                                    crds_first.step_inputs(component, spoke.name, connection,
+                                                           timeout)))
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
                     continue  # registered with its guard above
@@ -227,16 +228,14 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
                     uid = _anchor_uid(walk, urn, op)
                 ops.append(op)
         if component.webhooks_first is not None:
-            name = component.webhooks_first
-            ops.append(_dynamic(walk, WEBHOOKS_FIRST, name, spoke_urn, {
-                "id": name, "configurations": sorted(component.webhook_configurations),
-                **common}))
+            ops.append(_dynamic(walk, WEBHOOKS_FIRST, component.webhooks_first, spoke_urn,
+                                webhooks_first.step_inputs(component, spoke.name, connection,
+                                                           timeout)))
     owner = install.owner_guard
     if owner is not None:
         ops.append(_dynamic(walk, SPOKE_OWNER_GUARD, owner.name, spoke_urn,
-                            {"id": owner.name, "owner": owner.owner, "ownerId": owner.owner_id,
-                             "anchors": sorted(owner.anchors), "spokeUrn": spoke_urn,
-                             **common}))
+                            owner_guard.guard_inputs(owner, spoke.name, spoke_urn, connection,
+                                                     timeout)))
     return ops
 
 
@@ -265,25 +264,19 @@ def _moves_gate(step: Mapping[str, Any]) -> bool:
 def _approval(walk: _Walk, step: Any) -> None:
     """The approval gate in front of a wave (components.approval_gate): its digest is the
     plan's own, so it changes exactly as the live run's does."""
-    approval = step.approval
-    _dynamic(walk, APPROVAL_GATE, approval.gate, None,
-             {"wave": step.name, "changes": approval.changes,
-              "spokes": list(approval.spokes), "later": list(step.later)})
+    _dynamic(walk, APPROVAL_GATE, step.approval.gate, None,
+             planned_waves.approval_inputs(step))
 
 
 def _gate(walk: _Walk, plan: FleetPlan, step: Any, batch: Any, changed: bool) -> None:
+    """The batch's wave gate: its `changes` is unknown when the batch changes (the live
+    preview's digest of objects not yet applied), else the state's."""
     installs = {name: plan.spokes[name].install for name in batch.spokes}
-    spokes = {name: {"connection": i.connection, "deployments": list(i.deployments)}
-              for name, i in installs.items() if i is not None}
-    first = next(iter(installs.values()))
-    urn = walk.urn(WAVE_GATE.type, batch.gate, None)
-    old = _old_inputs(walk, urn)
-    inputs = {"wave": step.name, "spokes": spokes if walk.known_connection else HIDDEN,
-              "unreachable": dict(batch.unreachable),
-              "changes": UNKNOWN if changed or old is None else old.get("changes"),
-              "timeoutSeconds": step.timeout_s, "maxFailures": step.max_failures,
-              "later": list(step.later),
-              "pluginTimeoutSeconds": first.plugin_timeout_s if first else None}
+    old = _old_inputs(walk, walk.urn(WAVE_GATE.type, batch.gate, None))
+    inputs = wave_gate.gate_inputs(step, batch, installs,
+                                   UNKNOWN if changed or old is None else old.get("changes"))
+    if not walk.known_connection:
+        inputs["spokes"] = HIDDEN
     _dynamic(walk, WAVE_GATE, batch.gate, None, inputs)
 
 
@@ -291,9 +284,6 @@ def _membership(walk: _Walk, plan: FleetPlan) -> bool:
     """The membership's step; False when its check fails (a group would uninstall a
     spoke it no longer selects): then the run stops there, as the live one does."""
     record = plan.membership
-    spokes = record.get("spokes") or {}
-    groups = sorted({s["group"] for s in spokes.values() if s.get("group")})
-    summary = f"{len(spokes)} spokes" + (f", groups {', '.join(groups)}" if groups else "")
     urn = walk.urn(MEMBERSHIP.type, MEMBERSHIP_NAME, None)
     old = _old_inputs(walk, urn)
     refused = [d for d in deselections(old or {}, record) if not d.uninstall]
@@ -302,7 +292,7 @@ def _membership(walk: _Walk, plan: FleetPlan) -> bool:
             walk.diagnostics.append({"severity": "error", "urn": urn,
                                      "message": f"error: {d.message()}"})
         return False
-    _dynamic(walk, MEMBERSHIP, MEMBERSHIP_NAME, None, {**record, "selection": summary})
+    _dynamic(walk, MEMBERSHIP, MEMBERSHIP_NAME, None, membership.membership_inputs(record))
     return True
 
 
