@@ -10,19 +10,24 @@ own back."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from kubernetes import client
 
 from config.fleet import parse_fleet_config
 from core.errors import FleetError
 from fleet.policy_entries import plan_entries
-from fleet.rights import crd_plurals, plan_objects
+from fleet.rights import Right, crd_plurals, plan_objects, policy_rules, required_rights
 from knative.plan import InstallPlan
 from lab import register
 from lab.handle import Lab
+from lab.idempotent import delete_if_present
 from lab.spoke_role import lab_documents_of, lab_plans
+from lab.wait import wait_for
 from operations.access_roles import stack_plans
 
 CONFIG_PREFIX = "knative-fleet:"
@@ -84,9 +89,57 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
     admitted = _BY_LAB.setdefault(str(lab.dir.root), _Admitted(_base(lab.bin)))
     if admitted.holds(plans):
         return False
+    new = required_rights(plans) - required_rights(admitted.plans)
     admitted.plans += plans
     admitted.entries = _entries(admitted.plans)
     docs = lab_documents_of(admitted.plans, register.SPOKE_SA, register.SPOKE_SA_NAMESPACE)
     for spoke in lab.spokes:
         register.apply_rbac(spoke.api(), docs)
+        api = client.AuthorizationV1Api(spoke.api())
+        # The API server's authorizer learns a changed role from its informer: a run
+        # started at once could still be refused what the role now grants.
+        wait_for(lambda a=api: all(_allowed(a, r) for r in new), 30,
+                 what=f"{spoke.name}: the lab identity's new rights in force")
     return True
+
+
+def _allowed(api: client.AuthorizationV1Api, right: Right) -> bool:
+    user = f"system:serviceaccount:{register.SPOKE_SA_NAMESPACE}:{register.SPOKE_SA}"
+    attributes = {"group": right.api_group, "resource": right.resource, "verb": right.verb,
+                  "name": right.name}
+    review = api.create_subject_access_review(
+        {"spec": {"user": user, "resourceAttributes": attributes}})
+    return bool(review.status.allowed)
+
+
+PREVIOUS = "lab-previous-release"
+
+
+@contextlib.contextmanager
+def previous_release_rights(lab: Lab, config: Mapping[str, Any]) -> Iterator[None]:
+    """For the block, the lab identity also holds the rights a release before named writes
+    checks for (every write verb on any name of the kinds `config`'s plans write), as a
+    stack still on that release holds the rights printed for it; the admission policy
+    stays this checkout's. Then only this checkout's rights again, as after an upgrade."""
+    admit(lab, config)
+    rights = {Right(r.api_group, r.resource, r.verb) for r in required_rights(config_plans(config))}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": PREVIOUS}, "rules": policy_rules(rights)}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": PREVIOUS},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": PREVIOUS},
+               "subjects": [{"kind": "ServiceAccount", "name": register.SPOKE_SA,
+                             "namespace": register.SPOKE_SA_NAMESPACE}]}
+    for spoke in lab.spokes:
+        register.apply_rbac(spoke.api(), [role, binding])
+        api = client.AuthorizationV1Api(spoke.api())
+        wait_for(lambda a=api: all(_allowed(a, r) for r in rights), 30,
+                 what=f"{spoke.name}: the previous release's rights in force")
+    try:
+        yield
+    finally:
+        for spoke in lab.spokes:
+            rbac = client.RbacAuthorizationV1Api(spoke.api())
+            delete_if_present(rbac.delete_cluster_role_binding, PREVIOUS)
+            delete_if_present(rbac.delete_cluster_role, PREVIOUS)

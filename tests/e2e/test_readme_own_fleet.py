@@ -210,7 +210,7 @@ def sha256(path: Path) -> str:
 
 
 def may(api: client.ApiClient, subject: str, verb: str, resource: tuple[str, str],
-        namespace: str | None = None) -> bool:
+        namespace: str | None = None, name: str | None = None) -> bool:
     """Whether the ServiceAccount `subject` (`ServiceAccount:NS/NAME`) may, by the
     cluster's own SubjectAccessReview."""
     ns, name = subject.split(":", 1)[1].split("/")
@@ -219,7 +219,8 @@ def may(api: client.ApiClient, subject: str, verb: str, resource: tuple[str, str
         groups=["system:serviceaccounts", f"system:serviceaccounts:{ns}",
                 "system:authenticated"],
         resource_attributes=client.V1ResourceAttributes(
-            verb=verb, group=resource[0], resource=resource[1], namespace=namespace)))
+            verb=verb, group=resource[0], resource=resource[1], namespace=namespace,
+            name=name)))
     return client.AuthorizationV1Api(api).create_subject_access_review(review).status.allowed
 
 
@@ -274,7 +275,7 @@ def test_before_step_5_neither_identity_may_do_anything(world: World) -> None:
     assert not may(hub, fleet.hub_subject, "list", CLUSTERPROFILES, fleet.namespace)
     for spoke in world.lab.spokes[:2]:
         assert not may(spoke.api(), fleet.spoke_subject, "create", ("apps", "deployments"),
-                       SERVING)
+                       SERVING, "controller")
 
 
 def test_step_5_applies_the_rights_the_stack_needs_and_no_more(world: World) -> None:
@@ -286,7 +287,10 @@ def test_step_5_applies_the_rights_the_stack_needs_and_no_more(world: World) -> 
     assert not may(hub, fleet.hub_subject, "get", ("", "secrets"), fleet.namespace)
     for spoke in world.lab.spokes[:2]:
         api = spoke.api()
-        assert may(api, fleet.spoke_subject, "create", ("apps", "deployments"), SERVING)
+        # Writes are on the plan's names: the release's controller, never another.
+        assert may(api, fleet.spoke_subject, "create", ("apps", "deployments"), SERVING,
+                   "controller")
+        assert not may(api, fleet.spoke_subject, "create", ("apps", "deployments"), SERVING)
         assert not may(api, fleet.spoke_subject, "delete", ("", "nodes"))
         assert not may(api, fleet.spoke_subject, "*", ("*", "*"))
         role = client.RbacAuthorizationV1Api(api).read_cluster_role(world.role)

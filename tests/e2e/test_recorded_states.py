@@ -28,7 +28,7 @@ import pytest
 from kubernetes import client
 
 from core.resource_types import APPROVAL_GATE, CRDS_FIRST, DYNAMIC_KINDS
-from lab.admitted import admit
+from lab.admitted import previous_release_rights
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
 from lab.paths import REPO
@@ -117,9 +117,9 @@ def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
     try:
         old.init()
         config = fleet_config(lab, shape["fleet"], **overrides)
-        admit(lab, config)  # the rights printed for its stack file (docs/rbac.md)
         old.write_config(released / "stacks", config)
-        installed = old.up()
+        with previous_release_rights(lab, config):  # the rights printed by the release
+            installed = old.up()
         assert installed.ok, f"{RELEASED_COMMIT[:10]} failed to install:\n{installed.out}"
         # This checkout runs on the state and the stack file as the release left them.
         new.config_file(REPO / "stacks").write_bytes(

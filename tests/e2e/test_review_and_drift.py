@@ -207,6 +207,7 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
     core.chmod(0o644)
     core.write_bytes(original + b"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
                      b"  name: added-after-review\n  namespace: knative-serving\n")
+    configure(reviewed)  # the rights printed for the changed release, applied first
     try:
         added = "added object: ConfigMap knative-serving/added-after-review"
         refused("a release file changed at the release base after the review",

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from lab.admitted import admit
+from lab.admitted import previous_release_rights
 from lab.fleet import STACKS, FleetStack, entry, fleet_config
 from lab.handle import Lab
 from lab.paths import REPO
@@ -55,9 +55,9 @@ def upgraded(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
     try:
         old.init()
         config = fleet_config(lab, fleet)
-        admit(lab, config)  # the rights printed for its stack file (docs/rbac.md)
         old.write_config(project / "stacks", config)
-        installed = old.up()
+        with previous_release_rights(lab, config):  # the rights printed by that version
+            installed = old.up()
         assert installed.ok, f"the previous version ({commit[:10]}) failed to install:\n" \
             + installed.out
         before = managed_uids(api)
