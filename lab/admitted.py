@@ -10,6 +10,7 @@ own back."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 from collections.abc import Iterator, Mapping
@@ -17,20 +18,31 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client
+from kubernetes import config as kube_config
 
 from config.fleet import parse_fleet_config
 from core.errors import FleetError
 from fleet.policy_entries import plan_entries
-from fleet.rights import Right, crd_plurals, plan_objects, policy_rules, required_rights
+from fleet.rights import (
+    Right,
+    crd_plurals,
+    plan_objects,
+    policy_rules,
+    required_rights,
+    resource_of,
+)
 from knative.plan import InstallPlan
 from lab import register
-from lab.handle import Lab
+from lab.handle import Cluster, Lab
 from lab.idempotent import delete_if_present
 from lab.spoke_role import lab_documents_of, lab_plans
 from lab.wait import wait_for
 from operations.access_roles import stack_plans
 
 CONFIG_PREFIX = "knative-fleet:"
+# The API groups every spoke serves: an object of another kind is not served before its CRD.
+BUILT_IN_GROUPS = ("", "apps", "batch", "policy", "autoscaling", "rbac.authorization.k8s.io",
+                   "admissionregistration.k8s.io", "apiextensions.k8s.io")
 
 
 @functools.lru_cache(maxsize=4)
@@ -90,6 +102,7 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
     if admitted.holds(plans):
         return False
     new = required_rights(plans) - required_rights(admitted.plans)
+    changed = _changed(plans, admitted.entries)
     admitted.plans += plans
     admitted.entries = _entries(admitted.plans)
     docs = lab_documents_of(admitted.plans, register.SPOKE_SA, register.SPOKE_SA_NAMESPACE)
@@ -100,7 +113,58 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
         # started at once could still be refused what the role now grants.
         wait_for(lambda a=api: all(_allowed(a, r) for r in new), 30,
                  what=f"{spoke.name}: the lab identity's new rights in force")
+        # So does the policy: a dry run of each changed object, as the identity, until
+        # the policy no longer refuses it.
+        me = _identity_api(spoke)
+        wait_for(lambda m=me: not any(_refused(m, o, plans) for o in changed), 30,
+                 what=f"{spoke.name}: the lab identity's new policy in force")
     return True
+
+
+def _changed(plans: list[InstallPlan], held: Mapping[str, Any]) -> list[dict]:
+    """The plans' objects (of built-in kinds, at most 10) whose entry the rights so far do
+    not hold."""
+    plurals = crd_plurals(plans)
+    entries = _entries(plans)
+    out = []
+    for obj in plan_objects(plans):
+        group, resource = resource_of(obj, plurals)
+        meta = obj["metadata"]
+        key = f"{group}/{resource}/{meta.get('namespace') or ''}/{meta['name']}"
+        if group in BUILT_IN_GROUPS and not _within(entries[key], held.get(key)):
+            out.append(obj)
+    return out[:10]
+
+
+def _identity_api(spoke: Cluster) -> client.ApiClient:
+    """The spoke as the lab's spoke identity (its token, not the admin's certificate)."""
+    secret = client.CoreV1Api(spoke.api()).read_namespaced_secret(
+        register.SPOKE_TOKEN_SECRET, register.SPOKE_SA_NAMESPACE)
+    cfg = client.Configuration()
+    kube_config.load_kube_config(config_file=spoke.kubeconfig, client_configuration=cfg)
+    cfg.cert_file = cfg.key_file = None
+    cfg.api_key = {"authorization": "Bearer " + base64.b64decode(secret.data["token"]).decode()}
+    return client.ApiClient(cfg)
+
+
+def _refused(api: client.ApiClient, obj: dict, plans: list[InstallPlan]) -> bool:
+    """Whether the policy refuses a server-side dry run of `obj` as `api`'s identity (any
+    other answer, a missing namespace say, says nothing of the policy)."""
+    group, resource = resource_of(obj, crd_plurals(plans))
+    base = f"/apis/{obj['apiVersion']}" if group else "/api/v1"
+    meta = obj["metadata"]
+    where = f"{base}/namespaces/{meta['namespace']}/{resource}" if meta.get("namespace") \
+        else f"{base}/{resource}"
+    method, url, headers, body, post = api.param_serialize(
+        method="PATCH", resource_path=f"{where}/{meta['name']}",
+        query_params=[("fieldManager", "knative-fleet"), ("force", "true"), ("dryRun", "All")],
+        header_params={"Accept": "application/json",
+                       "Content-Type": "application/apply-patch+yaml"},
+        body=obj, auth_settings=["BearerToken"])
+    response = api.call_api(method, url, header_params=headers, body=body, post_params=post,
+                            _request_timeout=30)
+    response.read()
+    return response.status == 403 and b"ValidatingAdmissionPolicy" in response.data
 
 
 def _allowed(api: client.AuthorizationV1Api, right: Right) -> bool:

@@ -30,6 +30,8 @@ from tests.support.snapshot import HOLD, holds_left, moved, versions
 from tests.support.topology import relabel
 
 pytestmark = pytest.mark.e2e
+ADDED = (b"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+         b"  name: added-after-review\n  namespace: knative-serving\n")
 DOMAIN = "{{.Name}}.{{.Namespace}}.review.example"
 
 
@@ -154,6 +156,15 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
     def configure(fleet: list[dict]) -> None:
         world["stack"].configure(fleet, groups=[group], releaseBase=f"file://{mirror}")
 
+    # The rights for the release file as it will be changed below, applied before the
+    # review (as a user applies the rights of every release the stack may run): a change
+    # of the identity's rights is a change of the plan too.
+    core = next(mirror.rglob("knative-v1.22.1/serving-core.yaml"))
+    original = core.read_bytes()
+    core.chmod(0o644)
+    core.write_bytes(original + ADDED)
+    configure(reviewed)
+    core.write_bytes(original)
     configure(reviewed)
     code, printed, out = run_tool(world, "review")
     data = json.loads(Path(out, "report.json").read_text())
@@ -202,12 +213,7 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
     finally:
         relabel(lab, "spoke-2", {LABEL: None})
 
-    core = next(mirror.rglob("knative-v1.22.1/serving-core.yaml"))
-    original = core.read_bytes()
-    core.chmod(0o644)
-    core.write_bytes(original + b"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
-                     b"  name: added-after-review\n  namespace: knative-serving\n")
-    configure(reviewed)  # the rights printed for the changed release, applied first
+    core.write_bytes(original + ADDED)
     try:
         added = "added object: ConfigMap knative-serving/added-after-review"
         refused("a release file changed at the release base after the review",
