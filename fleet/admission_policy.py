@@ -216,9 +216,10 @@ def _variables(chunks: list[dict[str, Any]], anchors: list[str]) -> list[tuple[s
          " in variables.entry.serviceAccounts"
          f" && dyn(has({pod}.securityContext) ? {pod}.securityContext : {{}})"
          " in variables.entry.podSecurity"
-         f" && !(has({pod}.hostNetwork) && {pod}.hostNetwork)"
-         f" && !(has({pod}.hostPID) && {pod}.hostPID)"
-         f" && !(has({pod}.hostIPC) && {pod}.hostIPC)"),
+         " && ("
+         + ' + "/" + '.join(f'(has({pod}.{f}) && {pod}.{f} ? "true" : "false")'
+                            for f in ("hostNetwork", "hostPID", "hostIPC"))
+         + ") in variables.entry.hosts"),
         ("serviceOk",
          "dyn(has(object.spec.selector) ? object.spec.selector : {})"
          " in variables.entry.selectors"

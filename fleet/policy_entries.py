@@ -117,6 +117,13 @@ def volume_source(volume: Mapping[str, Any]) -> str:
     return "other:"
 
 
+def host_namespaces(pod: Mapping[str, Any]) -> str:
+    """`network/pid/ipc`, each `true` or `false`: which host namespaces a pod shares, as
+    the policy's CEL writes it from the live object."""
+    return "/".join("true" if pod.get(f) else "false"
+                    for f in ("hostNetwork", "hostPID", "hostIPC"))
+
+
 def container_shape(container: Mapping[str, Any]) -> dict[str, Any]:
     """A container's fields that decide what runs and with which rights."""
     return {"image": container.get("image", ""), "command": container.get("command") or [],
@@ -154,6 +161,7 @@ def _hold_pod(held: dict[str, Any], template: Mapping[str, Any]) -> None:
     _add_map(held, "podLabels", (template.get("metadata") or {}).get("labels"))
     _add_value(held, "serviceAccounts", spec.get("serviceAccountName") or "")
     _add_value(held, "podSecurity", pruned(spec.get("securityContext") or {}))
+    _add_value(held, "hosts", host_namespaces(spec))
     containers = held.setdefault("containers", {})
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         _add(containers, container["name"], container_shape(container))

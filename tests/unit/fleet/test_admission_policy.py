@@ -21,6 +21,7 @@ from fleet.cel_literal import cel
 from fleet.policy_entries import (
     anchor_names,
     container_shape,
+    host_namespaces,
     plan_entries,
     rbac_body,
     service_ref,
@@ -246,3 +247,14 @@ def test_knative_fleets_own_objects_are_written_by_name_only() -> None:
             for n in r.get("resourceNames", ["*"])}
     assert held == {"*", "knative-fleet-hold"}  # create names nothing; the rest by name
     assert policy_documents("p", SA, [], {})[0]["spec"]["validations"]
+
+
+def test_host_namespaces_are_the_plans() -> None:
+    """A pod shares the host's namespaces only where the plan says so (an operator spec's
+    `hostNetwork` on a workload)."""
+    assert host_namespaces({}) == "false/false/false"
+    assert host_namespaces({"hostNetwork": True}) == "true/false/false"
+    entries = _entries()
+    assert entries["apps/deployments/knative-serving/controller"]["hosts"] == ["false/false/false"]
+    policy = spoke_documents(two_spoke_fleet(), SA)[0]
+    assert "in variables.entry.hosts" in _variables(policy)["podOk"]
