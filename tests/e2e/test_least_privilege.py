@@ -554,6 +554,15 @@ def attacks(world: dict) -> dict[str, tuple[str, str, dict | None, str, dict]]:
             "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", {
                 "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                 "metadata": {"name": "kube-controller-manager-x"}}, "", {}),
+        # What the policy lets through on purpose, tried where it must not hold: the hold's
+        # Lease (a POST, which RBAC cannot name) and the owner record's free annotations.
+        "the hold's Lease name in a release namespace": (
+            "POST", f"/apis/coordination.k8s.io/v1/namespaces/{KS}/leases", {
+                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": "knative-fleet-hold"}}, "", {}),
+        "the owner record's annotation on an object that is not an anchor": (
+            "PATCH", f"{CORE}/configmaps/config-features", {"metadata": {"annotations": {
+                "knative-fleet.dev/owner-id": "kf-attacker"}}}, "merge", {}),
         "delete a kube-system ConfigMap": (
             "DELETE", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-"
                       "authentication", None, "", {}),
