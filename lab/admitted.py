@@ -115,8 +115,8 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
                  what=f"{spoke.name}: the lab identity's new rights in force")
         # So does the policy: a dry run of each changed object, as the identity, until
         # the policy no longer refuses it.
-        me = _identity_api(spoke)
-        wait_for(lambda m=me: not any(_refused(m, o, plans) for o in changed), 30,
+        me, plurals = _identity_api(spoke), crd_plurals(plans)
+        wait_for(lambda m=me: not any(_refused(m, o, plurals) for o in changed), 30,
                  what=f"{spoke.name}: the lab identity's new policy in force")
     return True
 
@@ -147,10 +147,11 @@ def _identity_api(spoke: Cluster) -> client.ApiClient:
     return client.ApiClient(cfg)
 
 
-def _refused(api: client.ApiClient, obj: dict, plans: list[InstallPlan]) -> bool:
+def _refused(api: client.ApiClient, obj: dict,
+             plurals: Mapping[tuple[str, str], str]) -> bool:
     """Whether the policy refuses a server-side dry run of `obj` as `api`'s identity (any
     other answer, a missing namespace say, says nothing of the policy)."""
-    group, resource = resource_of(obj, crd_plurals(plans))
+    group, resource = resource_of(obj, plurals)
     base = f"/apis/{obj['apiVersion']}" if group else "/api/v1"
     meta = obj["metadata"]
     where = f"{base}/namespaces/{meta['namespace']}/{resource}" if meta.get("namespace") \
