@@ -106,6 +106,7 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
     admitted.plans += plans
     admitted.entries = _entries(admitted.plans)
     docs = lab_documents_of(admitted.plans, register.SPOKE_SA, register.SPOKE_SA_NAMESPACE)
+    plurals = crd_plurals(plans)
     for spoke in lab.spokes:
         register.apply_rbac(spoke.api(), docs)
         api = client.AuthorizationV1Api(spoke.api())
@@ -115,7 +116,7 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
                  what=f"{spoke.name}: the lab identity's new rights in force")
         # So does the policy: a dry run of each changed object, as the identity, until
         # the policy no longer refuses it.
-        me, plurals = _identity_api(spoke), crd_plurals(plans)
+        me = _identity_api(spoke)
         wait_for(lambda m=me: not any(_refused(m, o, plurals) for o in changed), 30,
                  what=f"{spoke.name}: the lab identity's new policy in force")
     return True
