@@ -111,6 +111,8 @@ def discover(project_dir: Path) -> list[StackFile]:
             continue
         try:
             stacks.append(StackFile(read_ring(path), match["name"], path))
+        except FileNotFoundError:
+            continue  # removed since the listing: no longer a stack of this fleet
         except SelectionError as exc:
             problems.append(str(exc))
     if problems:

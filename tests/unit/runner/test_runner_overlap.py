@@ -192,6 +192,17 @@ def test_a_stack_that_cannot_be_read_is_left_out_with_a_note(
     assert [c.profile for c in read.selections["locked"].claims] == ["fleet-system/eu-1"]
 
 
+def test_a_stack_removed_after_its_listing_is_no_stack(
+        tmp_path: Path, hub: type[FakeHub]) -> None:
+    root = project(tmp_path, {"eu": {"knative-fleet:groups": [group("eu", region="eu")]},
+                              "gone": {"knative-fleet:groups": [group("gone")]}})
+    hub.profiles = {str(root / "hub.kubeconfig"): PROFILES}
+    listed = discover(root)
+    (root / "stacks" / "Pulumi.gone.yaml").unlink()
+    read = stack_claims.read_selections(root, listed)
+    assert sorted(read.selections) == ["eu"] and read.notes == []
+
+
 def run_cli(root: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> int:
     def never(*_a, **_k):
         raise AssertionError("a stack ran although the run was refused")

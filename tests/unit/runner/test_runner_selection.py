@@ -50,6 +50,14 @@ def test_stacks_come_from_the_stack_config_dir_with_their_rings(tmp_path: Path) 
     assert found[0].path == root / "stacks" / "Pulumi.canary.yaml"
 
 
+def test_a_stack_file_gone_since_the_listing_is_no_stack(tmp_path: Path) -> None:
+    """A file listed and then removed (another run's, or the user's edit) is left out,
+    not a crash: a dangling link is listed by the glob and cannot be read."""
+    root = project(tmp_path, {"a": 1})
+    (root / "stacks" / "Pulumi.gone.yaml").symlink_to(root / "stacks" / "removed.yaml")
+    assert names(discover(root)) == ["a"]
+
+
 def test_without_stack_config_dir_the_files_are_beside_pulumi_yaml(tmp_path: Path) -> None:
     root = project(tmp_path, {"a": 3}, config_dir=None)
     assert stack_config_dir(root) == root
