@@ -35,6 +35,16 @@ class Result:
     def ok(self) -> bool:
         return self.code == 0
 
+    @property
+    def why(self) -> str:
+        """The output with its error lines first: a failure message cut short (a CI
+        log's middle) still says what failed."""
+        errors = list(dict.fromkeys(
+            line.strip()[:500] for line in self.out.splitlines()
+            if "error:" in line or line.lstrip().startswith("* ")))
+        head = "\n".join(errors[:12])
+        return f"exit {self.code}; errors first:\n{head}\n--- the whole output:\n{self.out}"
+
 
 class Stack:
     """One stack of a Pulumi project, run through the CLI as a user would."""
@@ -91,18 +101,18 @@ class Stack:
 
     def export(self) -> dict:
         res = self.run("stack", "export", "--show-secrets=false")
-        assert res.ok, res.out
+        assert res.ok, res.why
         return json.loads(res.out)
 
     def outputs(self) -> dict:
         res = self.run("stack", "output", "--json")
-        assert res.ok, res.out
+        assert res.ok, res.why
         return json.loads(res.out)
 
     def history(self) -> list[dict]:
         """`pulumi stack history --json`: the stack's updates, newest first."""
         res = self.run("stack", "history", "--json")
-        assert res.ok, res.out
+        assert res.ok, res.why
         return json.loads(res.out)
 
     def remove(self) -> None:

@@ -28,7 +28,7 @@ def test_preview_plans_the_spoke_through_a_client_certificate(lab: Lab, tmp_path
         finally:
             stack.remove()
             stack.cleanup()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps).get("cc") == {"create"}, res.out
     # Once for the program, then by the provider (client-go), which reached the spoke with it.
     assert (tmp_path / "plugin" / "runs").read_text().count("run") >= 2

@@ -51,7 +51,7 @@ def profiles(lab: Lab) -> client.CustomObjectsApi:
 
 def assert_converged(stack: FleetStack) -> None:
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {}, changed_spokes(steps)
 
 
@@ -90,10 +90,10 @@ def test_token_rotation_replaces_nothing(lab: Lab, stack: FleetStack) -> None:
     wait_for(lambda: token_refused(lab.spokes[1].kubeconfig, old), timeout=60,
              what="the old spoke token refused")
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {}, changed_spokes(steps)
     res = stack.run("up", "--yes", "--skip-preview", "--expect-no-changes")
-    assert res.ok, res.out
+    assert res.ok, res.why
     # Put the lab back the way it registers spokes: the original Secret name.
     spoke.create_namespaced_secret("kube-system", {
         "metadata": {"name": "knative-fleet-spoke-token", "annotations": {
@@ -118,11 +118,11 @@ def test_new_address_and_ca_bundle_replace_nothing(lab: Lab, stack: FleetStack) 
     api.replace_namespaced_custom_object_status(GROUP, VERSION, NS, PLURAL, "spoke-2", obj)
     try:
         res, steps = stack.preview_steps()
-        assert res.ok, res.out
+        assert res.ok, res.why
         ops = changed_spokes(steps).get("spoke-2", set())
         assert ops <= {"update"} and not ops & REPLACING, ops
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert stack.outputs()["spokes"]["spoke-2"]["server"].startswith("https://localhost:")
         assert_converged(stack)
     finally:
@@ -130,7 +130,7 @@ def test_new_address_and_ca_bundle_replace_nothing(lab: Lab, stack: FleetStack) 
         obj["status"] = original
         api.replace_namespaced_custom_object_status(GROUP, VERSION, NS, PLURAL, "spoke-2", obj)
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
 
 
 def start_up(stack: FleetStack) -> subprocess.Popen:
@@ -169,7 +169,7 @@ def test_spoke_apiserver_killed_mid_up(lab: Lab, stack: FleetStack,
         if proc.poll() is None:
             proc.kill()
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     found = urns(stack)
     assert len(found) == len(set(found)), "duplicate resources in the state"
     assert all(deployments_available(spoke.api(), "knative-serving").values())
@@ -193,11 +193,11 @@ def test_up_interrupted_by_sigint(lab: Lab, stack: FleetStack) -> None:
         # (on this file:// backend it deletes the stack's lock files), clear what the
         # interrupted run left pending, and up again.
         cancelled = stack.run("cancel", "--yes")
-        assert cancelled.ok, cancelled.out
+        assert cancelled.ok, cancelled.why
         cleared = stack.run("refresh", "--yes", "--clear-pending-creates")
-        assert cleared.ok, cleared.out
+        assert cleared.ok, cleared.why
         res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     found = urns(stack)
     assert len(found) == len(set(found))
     assert all(deployments_available(spoke.api(), "knative-serving").values())
@@ -207,7 +207,7 @@ def test_up_interrupted_by_sigint(lab: Lab, stack: FleetStack) -> None:
 def test_destroy_after_faults_leaves_no_orphans(
         lab: Lab, stack: FleetStack, before: dict) -> None:
     res = stack.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     # A hold the interrupted runs left was taken over by the next `up` of this stack and
     # deleted on its release: no spoke keeps a Lease kube-system/knative-fleet-hold.
     left = holds_left({spoke.name: spoke.api() for spoke in lab.spokes})

@@ -105,7 +105,7 @@ def test_install_on_two_spokes(world: dict) -> None:
     stack: FleetStack = world["stack"]
     stack.configure(fleet_v1())
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert_no_hold_left(world)
     for spoke in (world["s1"], world["s2"]):
         api = spoke.api()
@@ -139,10 +139,10 @@ def test_install_on_two_spokes(world: dict) -> None:
 def test_second_preview_and_up_change_nothing(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {}, changed_spokes(steps)
     res = stack.run("up", "--yes", "--skip-preview", "--expect-no-changes")
-    assert res.ok, res.out
+    assert res.ok, res.why
 
 
 def test_namespace_settings_only_on_namespaces_we_create(world: dict) -> None:
@@ -180,7 +180,7 @@ def test_deleted_anchor_is_collected_then_restored_by_refresh(world: dict) -> No
     for name in SERVING_WEBHOOK_CONFIGURATIONS["mutating"]:
         admission.delete_mutating_webhook_configuration(name)
     res = stack.up("--refresh")
-    assert res.ok, res.out
+    assert res.ok, res.why
     for name in SERVING_WEBHOOK_CONFIGURATIONS["validating"]:
         assert admission.read_validating_webhook_configuration(name).webhooks
     deployments = deployments_available(api, "knative-serving")
@@ -197,10 +197,10 @@ def test_upgrade_one_spoke_changes_only_that_spoke(world: dict) -> None:
     fleet[1]["serving"]["version"] = "1.23"
     stack.configure(fleet)
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert set(changed_spokes(steps)) == {"spoke-2"}, changed_spokes(steps)
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert stack.outputs()["spokes"]["spoke-2"]["serving"] == "1.23.0"
     images = [c.image for d in client.AppsV1Api(world["s2"].api())
               .list_namespaced_deployment("knative-serving").items
@@ -215,7 +215,7 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
     del fleet[0]["eventing"]
     stack.configure(fleet)
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     core1 = client.CoreV1Api(world["s1"].api())
     with pytest.raises(ApiException) as err:
         core1.read_namespace("knative-eventing")
@@ -225,7 +225,7 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
     assert set(changed_spokes(steps)) == {"spoke-2"}
     assert changed_spokes(steps)["spoke-2"] == {"delete"}
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     after = snapshot(world["s2"].api())
     assert after - world["before"]["spoke-2"] <= kept_by_policy(after)
     assert client.CoreV1Api(world["s2"].api()).read_namespaced_config_map(
@@ -236,7 +236,7 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
 def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res = stack.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert_no_hold_left(world)
     for spoke in (world["s1"], world["s2"]):
         after = snapshot(spoke.api())

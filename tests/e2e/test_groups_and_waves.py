@@ -81,7 +81,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         for name in RINGS:
             relabel(lab4, name, {"env": None, "ring": None})
         lab_with(len(lab.spokes), tmp_path_factory)
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert not any(leaked.values()), leaked
 
 
@@ -105,7 +105,7 @@ def healthy(api: client.ApiClient) -> bool:
 def test_one_group_two_waves_installs_every_spoke(world: dict) -> None:
     configure(world)
     res = world["stack"].up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     out = world["stack"].outputs()
     assert {n: w["status"] for n, w in out["waves"].items()} == {
         "canary": "Completed", "main": "Completed"}
@@ -146,7 +146,7 @@ def test_a_change_that_never_gets_healthy_stops_after_the_canary(world: dict) ->
 def test_reverting_the_change_converges_every_spoke(world: dict) -> None:
     configure(world)
     res = world["stack"].up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     for name, api in world["apis"].items():
         assert healthy(api), name
     controller = client.AppsV1Api(world["apis"]["spoke-1"]).read_namespaced_deployment(
@@ -206,7 +206,7 @@ def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
     try:
         stack.configure([], groups=[group()], rollout=APPROVAL_WAVES)
         res = up_as(world, approve="main")
-        assert res.ok, res.out
+        assert res.ok, res.why
         approved = stack.outputs()["approvals"]["main"]
         assert approved.startswith("sha256:"), approved
         # A change outside the waiting wave: the canary's own entry.
@@ -219,14 +219,14 @@ def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
         assert code == 0 and not approvals(report), report["needsHuman"]
         assert [s["name"] for s in report["spokes"]] == ["spoke-1"], report["spokes"]
         res = up_as(world)
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert scale_to_zero(apis["spoke-1"]) == "false"
 
         # A change inside it: previewed and reviewed as waiting for approval.
         stack.configure([], groups=[group({"version": "1.23", "config": ONE_KEY})],
                         rollout=APPROVAL_WAVES)
         preview = stack.preview()
-        assert preview.ok, preview.out
+        assert preview.ok, preview.why
         code, report, text = review(world, tmp_path / "inside")
         assert code == 0, text
         [waits] = approvals(report)
@@ -257,7 +257,7 @@ def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
 
         # The approved `up` of that review plans what the review showed, and lands.
         res = up_as(world, approve="main", reviewed=reviewed)
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert "the reviewed plan (sha256:" in res.out, res.out
         out = stack.outputs()
         assert {n: w["status"] for n, w in out["waves"].items()} == {
@@ -296,7 +296,7 @@ def test_with_uninstall_a_deselected_spoke_is_uninstalled_without_leaks(world: d
     changed = changed_spokes(steps)
     assert changed.get("spoke-4") == {"delete"}, changed
     res = world["stack"].up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert leftovers(world["apis"]["spoke-4"], world["before"]["spoke-4"]) == []
     assert "spoke-4" not in world["stack"].outputs()["spokes"]
 
@@ -306,7 +306,7 @@ def test_a_newly_matching_cluster_profile_is_installed_by_the_next_up(world: dic
     _, steps = world["stack"].preview_steps()
     assert changed_spokes(steps).get("spoke-4") == {"create"}
     res = world["stack"].up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     spoke = world["stack"].outputs()["spokes"]["spoke-4"]
     assert (spoke["wave"], spoke["ready"]) == ("main", True)
     assert healthy(world["apis"]["spoke-4"])

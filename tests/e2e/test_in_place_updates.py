@@ -42,7 +42,7 @@ def up_watched(stack: FleetStack, api: client.ApiClient) -> tuple[Recorded, dict
     before = uids(api)
     with recording(api, NAMESPACES) as rec:
         res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     return rec, before, uids(api)
 
 
@@ -57,7 +57,7 @@ def configured(stack: FleetStack, version: str) -> list[dict]:
     fleet[0]["serving"]["config"] = {"defaults": {"revision-timeout-seconds": "123"}}
     stack.configure(fleet)
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     return steps
 
 

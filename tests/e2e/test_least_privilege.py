@@ -28,12 +28,14 @@ from kubernetes import client, config, utils
 from kubernetes.client.rest import ApiException
 
 from config.fleet import parse_fleet_config
+from config.identity import subject_of as subject
+from knative.secret_reads import READER_ROLE, READS_BINDING, reads_binding
 from lab import register
 from lab.fleet import FleetStack, entry, fleet_config
 from lab.handle import Lab
 from lab.idempotent import delete_if_present
 from lab.paths import REPO
-from operations.access_roles import hub_documents, subject
+from operations.access_roles import hub_documents
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, snapshot
 
@@ -47,6 +49,7 @@ HUB_ACCOUNT = "knative-fleet-hub-reader"
 TAKEN = ("apiextensions.k8s.io", "customresourcedefinitions", "patch")
 RBAC = "rbac.authorization.k8s.io"
 ME = {"kind": "ServiceAccount", "name": ACCOUNT, "namespace": "kube-system"}
+IDENTITY = f"ServiceAccount:kube-system/{ACCOUNT}"
 STAR = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
 # A Knative role and binding the install holds, and a namespaced role name it ships.
 KNATIVE_ROLE = "knative-serving-core"
@@ -55,7 +58,9 @@ KNATIVE_NAMESPACED_ROLE = "knative-serving-activator"
 
 
 def limited_fleet() -> list[dict]:
-    return [entry("spoke-1", profile=PROFILE)]
+    """spoke-1 reached as the limited identity (its profile's access provider issues its
+    token), which the plan binds Secret reads to there."""
+    return [{**entry("spoke-1", profile=PROFILE), "spokeIdentity": IDENTITY}]
 
 
 def config_of(lab: Lab, fleet: list[dict], **overrides: object):
@@ -66,7 +71,7 @@ def config_of(lab: Lab, fleet: list[dict], **overrides: object):
 def rights_command(config: Path) -> list[dict]:
     """`python -m operations rights` as a user runs it, on a stack file."""
     proc = subprocess.run([sys.executable, "-m", "operations", "rights", "--config", str(config),
-                           "--spoke-subject", f"ServiceAccount:kube-system/{ACCOUNT}",
+                           "--spoke-subject", IDENTITY,
                            "--only", "spoke", "--spoke-role", ROLE], cwd=REPO,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -170,12 +175,26 @@ def test_a_stack_installs_and_previews_with_exactly_the_derived_role_and_policy(
     stack: FleetStack = world["stack"]
     stack.configure(limited_fleet())
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     for namespace in ("knative-serving", "knative-eventing"):
         available = deployments_available(world["s1"].api(), namespace)
         assert available and all(available.values()), (namespace, available)
     res, steps = stack.preview_steps()
     assert res.ok and changed_spokes(steps) == {}, changed_spokes(steps)
+    # Secrets: read in the install namespaces (the plan's bindings), nowhere else.
+    me = limited_api(world)
+    for namespace in ("knative-serving", "knative-eventing"):
+        assert can_i(me, "list", "secrets", namespace), namespace
+        status, text = attempt(me, "GET", f"/api/v1/namespaces/{namespace}/secrets")
+        assert status == 200, (namespace, text)
+    for namespace in ("", "kube-system", "default"):
+        assert not can_i(me, "get", "secrets", namespace), namespace
+    status, _ = attempt(me, "GET", "/api/v1/namespaces/kube-system/secrets")
+    assert status == 403
+    binding = client.RbacAuthorizationV1Api(world["s1"].api()).read_namespaced_role_binding(
+        READS_BINDING, "knative-serving")
+    assert [(s.kind, s.name, s.namespace) for s in binding.subjects] == [
+        ("ServiceAccount", ACCOUNT, "kube-system")]
 
 
 def attempt(api: client.ApiClient, method: str, path: str, body: dict | None = None,
@@ -313,7 +332,7 @@ def test_the_identity_cannot_grant_itself_more_than_the_releases_roles(world: di
 def test_the_stack_uninstalls_with_them_and_leaves_nothing(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res = stack.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     after = snapshot(world["s1"].api())
     before = world["before"]["spoke-1"]
     assert after - before - kept_by_policy(after) == set()
@@ -349,7 +368,7 @@ def test_without_one_right_that_spoke_alone_is_refused_and_left_untouched(
         apply(world["s1"].api(), [role])
     stack.configure([entry("spoke-2")])
     res = stack.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
 
 
 def test_a_hub_identity_without_the_hub_role_fails_with_its_fix_and_the_role_suffices(
@@ -368,7 +387,7 @@ def test_a_hub_identity_without_the_hub_role_fails_with_its_fix_and_the_role_suf
     apply(lab.hub.api(), hub_documents(
         cfg, subject(f"ServiceAccount:{register.SPOKE_SA_NAMESPACE}/{HUB_ACCOUNT}"), HUB_ROLE))
     res = stack.run("preview")
-    assert res.ok, res.out
+    assert res.ok, res.why
 
 
 def send(api: client.ApiClient, method: str, path: str, body: dict | None = None, *,
@@ -578,6 +597,21 @@ def attacks(world: dict) -> dict[str, tuple[str, str, dict | None, str, dict]]:
                          "usages": ["client auth"]}}, "", {}),
         "exec into a Knative pod": (
             "POST", f"{CORE}/pods/controller-0/exec?command=sh", None, "", {}),
+        # Secret reads: only in the install namespaces, through the plan's bindings.
+        "read its own token Secret in kube-system": (
+            "GET", f"/api/v1/namespaces/kube-system/secrets/{ACCOUNT}-token", None, "", {}),
+        "list every namespace's Secrets": ("GET", "/api/v1/secrets", None, "", {}),
+        "Secret reads bound in kube-system": (
+            "PATCH", f"/apis/{RBAC}/v1/namespaces/kube-system/rolebindings/{READS_BINDING}",
+            reads_binding("kube-system", ME), "apply", {}),
+        "Secret reads in a release namespace bound to every user": (
+            "PATCH", f"/apis/{RBAC}/v1/namespaces/{KS}/rolebindings/{READS_BINDING}",
+            {**reads_binding(KS, ME), "subjects": [ME, {
+                "kind": "Group", "name": "system:authenticated", "apiGroup": RBAC}]},
+            "apply", {}),
+        "Secret reads bound cluster-wide": (
+            "POST", f"/apis/{RBAC}/v1/clusterrolebindings",
+            cluster_binding("fleet-reads-secrets", READER_ROLE, [ME]), "", {}),
     }
 
 
@@ -600,6 +634,8 @@ def stored(admin: client.ApiClient, path: str) -> tuple[int, str]:
 
 
 ADMIN_RIGHTS = [("*", "*", ""), ("create", "pods", KS), ("create", "secrets", "kube-system"),
+                ("list", "secrets", ""), ("get", "secrets", "kube-system"),
+                ("get", "secrets", "default"),
                 ("create", "serviceaccounts/token", KS),
                 ("impersonate", "users", ""), ("escalate", "clusterroles", ""),
                 ("create", "validatingadmissionpolicybindings", "")]
@@ -614,7 +650,7 @@ def test_every_path_to_more_rights_is_refused_and_nothing_is_stored(world: dict)
     stack: FleetStack = world["stack"]
     stack.configure(limited_fleet())
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     me, admin = limited_api(world), world["s1"].api()
     groups = {"validatingadmissionpolicybindings": "admissionregistration.k8s.io",
               "clusterroles": RBAC}

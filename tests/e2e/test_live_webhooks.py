@@ -158,7 +158,7 @@ def test_install_on_two_spokes_and_the_webhooks_fill_what_they_own(world: dict) 
     stack: FleetStack = world["stack"]
     stack.configure(fleet("1.22"))
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     for spoke in world["spokes"]:
         assert_filled(webhook_writes(spoke.api()))
         for namespace in SECRETS:
@@ -170,18 +170,18 @@ def test_install_on_two_spokes_and_the_webhooks_fill_what_they_own(world: dict) 
 def test_no_op_preview_drift_up_and_drift_repair_leave_the_webhooks_writes(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert [(s["op"], s["urn"]) for s in steps if s["op"] != "same"] == []
     code, printed = drift(world)
     assert code == 0, printed
     assert "no drift" in printed
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changes(stack) == {}
     assert all_writes(world) == world["writes"]
     # `make drift-repair`: the refresh reads the webhooks' rules and CA, which stay theirs.
     res = stack.up("--refresh")
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changes(stack) == {}
     assert all_writes(world) == world["writes"]
 
@@ -203,7 +203,7 @@ def test_a_value_knative_refuses_fails_that_spoke_only(world: dict) -> None:
     assert autoscaler[TARGET] == "90"
     stack.configure(fleet("1.22", {"spoke-1": "80", "spoke-2": "90"}))
     res = stack.up("--continue-on-error")
-    assert res.ok, res.out
+    assert res.ok, res.why
     for spoke, value in ((s1, "80"), (s2, "90")):
         data = client.CoreV1Api(spoke.api()).read_namespaced_config_map(
             "config-autoscaler", "knative-serving").data
@@ -214,7 +214,7 @@ def test_upgrade_to_1_23_meets_the_new_webhooks(world: dict) -> None:
     stack: FleetStack = world["stack"]
     stack.configure(fleet("1.23", {"spoke-1": "80", "spoke-2": "90"}))
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     for spoke in world["spokes"]:
         api = spoke.api()
         # The old pods go once the new ones are Ready, as their Deployments roll.
@@ -238,7 +238,7 @@ def test_upgrade_to_1_23_meets_the_new_webhooks(world: dict) -> None:
     # After the upgrade, nothing is replaced or deleted. (One run on this lab previewed an
     # update of spoke-2's 3scale-kourier-gateway Deployment here: docs/lab-webhooks.md.)
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert [(s["op"], s["urn"]) for s in steps
             if s["op"] not in ("same", "update")] == []
 
@@ -246,7 +246,7 @@ def test_upgrade_to_1_23_meets_the_new_webhooks(world: dict) -> None:
 def test_destroy_with_the_webhooks_live_leaves_nothing(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res = stack.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     for spoke in world["spokes"]:
         after, leaked = after_destroy(spoke.api(), world["before"][spoke.name])
         assert leaked == set(), (spoke.name, sorted(leaked)[:20])

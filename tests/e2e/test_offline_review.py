@@ -56,7 +56,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         with module_stack(lab3, "offline", tmp_path_factory.mktemp("state")) as stack:
             stack.configure(BASE, rollout=ROLLOUT)
             res = stack.up()
-            assert res.ok, res.out
+            assert res.ok, res.why
             work = tmp_path_factory.mktemp("reviews")
             export_state(stack, work / "state.json")
             yield {"lab": lab3, "stack": stack, "work": work, "timings": {}}

@@ -90,7 +90,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         world["fleet"] = [fleet_entry(s2.name, serving, eventing)]
         stack.configure(world["fleet"], releaseBase=world["release_base"])
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         world["operator_install"] = install(api1, before1)
         world["fleet_install"] = install(api2, before2)
         keep(lab.dir.root / "parity", world)
@@ -134,7 +134,7 @@ def test_the_installed_spec_previews_no_change(world: dict) -> None:
     # Every object as applied equals what the spoke stores (an empty rule list once
     # showed as a change on every preview).
     res, steps = world["stack"].preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {}, step_changes(steps)
 
 
@@ -165,9 +165,9 @@ def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
     # provider can record an adopted object's copy from before its own write; the
     # refresh records what the spoke holds, and then a preview shows no change.
     res = stack.run("refresh", "--yes", "--skip-preview")
-    assert res.ok, res.out
+    assert res.ok, res.why
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {}, step_changes(steps)
 
 

@@ -152,7 +152,7 @@ def world(request: pytest.FixtureRequest, lab: Lab, bench: dict) -> Iterator[dic
         operator.apply(api1, cr("KnativeServing", SERVING, serving))
         stack.configure([fleet_entry(s2.name, serving)], releaseBase=bench["release_base"])
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         operator.wait_ready(api1, "KnativeServing", SERVING, SERVING)
         world["operator_install"] = install(api1, before1)
         world["fleet_install"] = install(api2, before2)
@@ -214,5 +214,5 @@ def test_every_object_matches_the_operator_or_is_a_listed_difference(world: dict
 
 def test_the_installed_spec_previews_no_change(world: dict) -> None:
     res, steps = world["stack"].preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {}, step_changes(steps)

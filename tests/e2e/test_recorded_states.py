@@ -147,7 +147,7 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
         assert states and all(states.values()), (spoke, states)
 
     preview, steps = new.preview_steps()
-    assert preview.ok, preview.out
+    assert preview.ok, preview.why
     bad = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] in DESTRUCTIVE]
     assert bad == [], f"{recorded['shape']} recorded by {RELEASED_COMMIT[:10]}: {bad[:20]}"
 
@@ -156,19 +156,19 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
         # the one the release created (same uid: neither replaced nor deleted and made
         # again), and nothing left to change after it.
         updated = new.up()
-        assert updated.ok, updated.out
+        assert updated.ok, updated.why
         changes = new.history()[0].get("resourceChanges") or {}
         assert not set(changes) & DESTRUCTIVE, changes
         for spoke, uids in crds.items():
             assert uids and crd_uids(recorded["apis"][spoke]) == uids, spoke
         again, steps = new.preview_steps()
-        assert again.ok, again.out
+        assert again.ok, again.why
         changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] != "same"]
         assert changed == [], changed[:20]
     # The waves state exactly as the release wrote it, the others after this checkout's
     # `up`: the pickled providers a state holds run the deletes.
     destroyed = new.destroy()
-    assert destroyed.ok, destroyed.out
+    assert destroyed.ok, destroyed.why
     for spoke, api in recorded["apis"].items():
         after = snapshot(api)
         leaked = after - recorded["before"][spoke] - kept_by_policy(after)

@@ -78,7 +78,7 @@ def test_install_serving_and_eventing_on_two_spokes(world: dict) -> None:
     stack: FleetStack = world["stack"]
     stack.configure(fleet())
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     outputs = stack.outputs()["spokes"]
     for spoke in world["spokes"]:
         assert outputs[spoke.name]["ready"] is True, outputs[spoke.name]
@@ -90,7 +90,7 @@ def test_install_serving_and_eventing_on_two_spokes(world: dict) -> None:
 def test_a_no_op_preview_shows_no_change(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert steps and all(s["op"] == "same" for s in steps), \
         sorted({(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] != "same"})
 
@@ -101,13 +101,13 @@ def test_a_one_key_config_change_is_an_in_place_update(world: dict) -> None:
     uid = core.read_namespaced_config_map(CONFIG_MAP[1], CONFIG_MAP[0]).metadata.uid
     stack.configure(fleet(ONE_KEY))
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {"spoke-1": {"update"}}, changed_spokes(steps)
     updated = [s["urn"].rsplit("::", 1)[-1] for s in steps if s["op"] == "update"
                and "spoke-1:" in s["urn"]]
     assert updated == [f"spoke-1:{CONFIG_MAP[0]}/{CONFIG_MAP[1]}"], updated
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     cm = core.read_namespaced_config_map(CONFIG_MAP[1], CONFIG_MAP[0])
     assert cm.metadata.uid == uid
     assert cm.data["enable-scale-to-zero"] == "false"
@@ -118,7 +118,7 @@ def test_a_one_key_config_change_is_an_in_place_update(world: dict) -> None:
 def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res = stack.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     for spoke in world["spokes"]:
         after, leaked = after_destroy(spoke.api(), world["before"][spoke.name])
         assert leaked == set(), (spoke.name, sorted(leaked)[:20])
@@ -153,7 +153,7 @@ def test_take_over_a_spoke_the_operator_runs(world: dict, lab: Lab,
         operator.wait_ready(api, "KnativeServing", SERVING, SERVING)
         stack.configure([])  # a stack that runs already: the take-over's preview is spoke-1's
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         before = {k: v["metadata"]["uid"] for k, v in objects(api).items()
                   if k[1] == SERVING}
         take_over(stack, api, operator, {"KnativeServing": SERVING},
@@ -163,9 +163,9 @@ def test_take_over_a_spoke_the_operator_runs(world: dict, lab: Lab,
         renewed = sorted(k for k, uid in before.items() if after.get(k) not in (None, uid))
         assert not renewed, f"objects created anew by the take-over: {renewed}"
         res = stack.run("refresh", "--yes", "--skip-preview")
-        assert res.ok, res.out
+        assert res.ok, res.why
         res, steps = stack.preview_steps()
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert changed_spokes(steps) == {}, changed_spokes(steps)
     finally:
         operator.stop()

@@ -75,7 +75,7 @@ def review(world: dict, fleet: list[dict]) -> tuple[int, str, dict]:
 
 def up(world: dict) -> None:
     res = world["stack"].up()
-    assert res.ok, res.out
+    assert res.ok, res.why
 
 
 def test_a_new_spoke(world: dict) -> None:
@@ -223,7 +223,7 @@ def test_the_reviewed_change_lands_and_what_changed_after_the_review_is_refused_
 
     assert len(world["stack"].history()) == history + 3
     applied = reviewed_up(world, report)
-    assert applied.ok, applied.out
+    assert applied.ok, applied.why
     assert "the reviewed plan (sha256:" in applied.out, applied.out
     assert domain(world) == DOMAIN
     assert holds_left(apis) == {}, "the reviewed up left its hold Lease on a spoke"
@@ -284,7 +284,7 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     found = json.loads(Path(out, "drift.json").read_text())["drift"]
     assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 3
     res = world["stack"].up("--refresh")
-    assert res.ok, res.out
+    assert res.ok, res.why
     code, printed, _ = run_tool(world, "drift")
     assert code == 0, printed
     assert core.read_namespaced_config_map("config-deployment", "knative-serving").data[

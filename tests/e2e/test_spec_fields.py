@@ -53,7 +53,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     try:
         stack.configure(fleet)
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         yield {"stack": stack, "fleet": fleet, "s1": lab.spokes[0].api(),
                "s2": lab.spokes[1].api()}
     finally:
@@ -206,7 +206,7 @@ def test_one_field_on_one_spoke_previews_exactly_its_objects(
     stack.configure(fleet)
     try:
         res, steps = stack.preview_steps()
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert changed(steps) == expected, json.dumps(sorted(changed(steps)))
     finally:
         stack.configure(world["fleet"])

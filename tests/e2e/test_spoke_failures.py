@@ -83,7 +83,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]
                         pluginTimeoutSeconds=3)
         res = stack.up()
         w.outputs.append(res.out)
-        assert res.ok, res.out
+        assert res.ok, res.why
         yield w
     finally:
         stack.configure(fleet("teardown"), providerFile=str(provider_file))
@@ -217,7 +217,7 @@ def test_broken_spoke_is_left_alone(world: World, case: Case, tmp_path: Path) ->
     stack.configure(fleet(f"{case.id}-repaired"), providerFile=str(world.providers))
     res = stack.up()
     world.outputs.append(res.out)
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert managed_versions(broken_api) == before
 
 
@@ -236,7 +236,7 @@ def test_no_secret_in_state_logs_or_output(world: World, tmp_path: Path) -> None
     stack.configure(fleet("secrets"), providerFile=str(world.providers))
     # Engine, language host and provider logs at the highest verbosity, on stderr.
     res = stack.run("up", "--yes", "--skip-preview", "-v=9", "--logflow", "--logtostderr")
-    assert res.ok, res.out[-3000:]
+    assert res.ok, res.why[-6000:]
     state = json.dumps(stack.export())
     logs = res.out
     assert "RegisterResource" in logs or "I1" in logs, "no verbose Pulumi logs captured"
@@ -259,9 +259,9 @@ def test_way_out_for_a_permanently_gone_spoke(world: World) -> None:
         assert not stuck.ok, "deleting a spoke that cannot be reached should fail, not hang"
         urn = f"urn:pulumi:{stack.stack}::knative-fleet::knative-fleet:index:Spoke::{BROKEN}"
         res = stack.run("state", "delete", urn, "--target-dependents", "--yes")
-        assert res.ok, res.out
+        assert res.ok, res.why
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         exported = json.dumps(stack.export())
         assert f"Spoke::{BROKEN}" not in exported
         assert f"::{BROKEN}:" not in exported
@@ -272,4 +272,4 @@ def test_way_out_for_a_permanently_gone_spoke(world: World) -> None:
         # when an assertion above failed: the next module starts from clean spokes.
         stack.configure(fleet("back"), providerFile=str(world.providers))
         back = stack.up()
-    assert back.ok, back.out
+    assert back.ok, back.why

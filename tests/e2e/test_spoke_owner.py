@@ -118,7 +118,7 @@ def test_a_second_stack_is_refused_and_changes_nothing(world: World) -> None:
     assert managed_versions(api) == before
 
     res = world.b.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert managed_versions(api) == before
     assert recorded_owner(api) == owner_a
 
@@ -143,21 +143,21 @@ def test_a_hand_over_moves_the_spoke_without_deleting_an_object(world: World) ->
     # The spoke moves in config: out of A's selection, into B's (B has it already).
     world.a.configure([])
     res, steps = world.b.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     # B's destroy removed its stack resource too: that comes back as well.
     steps = [s for s in steps if "::pulumi:pulumi:Stack::" not in s["urn"]]
     assert changed_spokes(steps) == {"spoke-1": {"create"}}, changed_spokes(steps)
     res = world.b.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert uids(api) == before
 
     for res in (world.a.up(), world.a.destroy()):
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert uids(api) == before
     assert recorded_owner(api) == world.owner(world.b)
 
     res, steps = world.b.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {}, changed_spokes(steps)
 
 
@@ -281,7 +281,7 @@ def test_with_its_own_record_back_the_destroy_removes_the_install(world: World) 
     write_record(api, world.owner(world.b), world.owner_id(world.b))
     assert managed_versions(api)
     res = world.b.destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     left = set(managed_versions(api))
     assert left <= kept_by_policy(left), sorted(left - kept_by_policy(left))[:20]
     assert spoke_resources(world.b) == []

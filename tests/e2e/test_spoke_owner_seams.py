@@ -134,7 +134,7 @@ def installed(lab: Lab, proxy: FaultProxy,
     stack.configure([serving_only("spoke-2")])
     try:
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         yield {"stack": stack, "before": before}
     finally:
         proxy.mode = PASS
@@ -146,7 +146,7 @@ def test_with_the_spoke_healthy_again_the_destroy_removes_the_install(
     api = lab.spokes[1].api()
     assert proxy.mode == PASS
     res = installed["stack"].destroy()
-    assert res.ok, res.out
+    assert res.ok, res.why
     after = snapshot(api)
     leaked = after - installed["before"] - kept_by_policy(after)
     assert leaked == set(), sorted(leaked)[:20]
@@ -165,7 +165,7 @@ def test_a_stack_moved_to_another_backend_is_still_the_owner(
     try:
         stack.configure([serving_only("spoke-1")])
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         owner_id = stack.outputs()[OWNER_ID_OUTPUT]
         assert recorded_id(api) == owner_id
 
@@ -175,9 +175,9 @@ def test_a_stack_moved_to_another_backend_is_still_the_owner(
         moved = FleetStack(lab, stack.stack, second, RELEASED)
         moved.init()
         res = moved.run("stack", "import", "--file", str(exported))
-        assert res.ok, res.out
+        assert res.ok, res.why
         res = moved.run("preview", "--expect-no-changes")
-        assert res.ok, res.out
+        assert res.ok, res.why
         assert moved.outputs()[OWNER_ID_OUTPUT] == owner_id
 
         # A checkout (and its file:// state) moved to another directory.
@@ -185,7 +185,7 @@ def test_a_stack_moved_to_another_backend_is_still_the_owner(
         shutil.copytree(second, third)
         relocated = FleetStack(lab, stack.stack, third, RELEASED)
         res = relocated.run("preview", "--expect-no-changes")
-        assert res.ok, res.out
+        assert res.ok, res.why
 
         # Another stack of the same name, new on the second backend's neighbour.
         before = managed_versions(api)
@@ -203,7 +203,7 @@ def test_a_stack_moved_to_another_backend_is_still_the_owner(
         if moved is not None:
             res = moved.destroy()
             moved.remove()
-            assert res.ok, res.out
+            assert res.ok, res.why
         stack.run("stack", "rm", "--yes", "--force")
         stack.cleanup()
 
@@ -267,11 +267,11 @@ def test_two_stacks_started_together_on_an_unowned_spoke_one_installs(
             assert config_value(api) == window[winner.stack]
             before = managed_versions(api)
             res = winner.run("preview", "--expect-no-changes")
-            assert res.ok, res.out
+            assert res.ok, res.why
             assert managed_versions(api) == before
             for stack in (loser, winner):
                 res = stack.destroy()
-                assert res.ok, res.out
+                assert res.ok, res.why
             assert recorded_id(api) is None
     finally:
         for stack in (a, b):

@@ -59,7 +59,7 @@ def leaked(lab: Lab, before: dict) -> dict[str, list]:
 
 def install(stack: FleetStack) -> None:
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
 
 
 @pytest.mark.parametrize("emptied", [False, True], ids=["last-rules", "no-rules"])
@@ -72,7 +72,7 @@ def test_destroy_wins_against_a_stale_aggregation_controller(
         start = time.monotonic()
         res = stack.destroy()
         took = time.monotonic() - start
-    assert res.ok, res.out
+    assert res.ok, res.why
     # The watcher really re-created the roles: 7 aggregated roles per spoke.
     assert all(len(r.applied) >= 7 for r in recreated), [r.applied for r in recreated]
     assert took < DESTROY_CEILING_S, res.out

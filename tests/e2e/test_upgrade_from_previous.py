@@ -65,7 +65,7 @@ def upgraded(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         shutil.copy(old.config_file(project / "stacks"), new.config_file(STACKS))
         new.configure(fleet)
         preview, steps = new.preview_steps()
-        assert preview.ok, preview.out
+        assert preview.ok, preview.why
         update = new.up()
         yield {"commit": commit, "steps": steps, "update": update, "before": before,
                "after": managed_uids(api), "history": new.history(), "api": api}

@@ -81,7 +81,7 @@ def test_adopting_running_workloads_records_what_was_written(
             "lab-adopt:namespace": namespace, "lab-adopt:objects": OBJECTS,
             "lab-adopt:specs": SPECS, "lab-adopt:label": LABEL})
         res = stack.up()
-        assert res.ok, res.out
+        assert res.ok, res.why
         # The writes kept every generation, and each reached its object.
         assert {o.metadata.name: o.metadata.generation for o in live()} == generations
         assert all((o.metadata.labels or {}).get(LABEL) == "yes" for o in live())
@@ -93,9 +93,9 @@ def test_adopting_running_workloads_records_what_was_written(
                        if (meta.get("labels") or {}).get(LABEL) != "yes")
         assert not stale, f"the state holds the version from before the write of: {stale}"
         res = stack.preview("--expect-no-changes")
-        assert res.ok, res.out
+        assert res.ok, res.why
         res = stack.destroy()
-        assert res.ok, res.out
+        assert res.ok, res.why
     finally:
         stack.config_file(PROGRAM).unlink(missing_ok=True)
         core.delete_namespace(namespace)

@@ -72,10 +72,10 @@ def test_pulumi_configmap_lifecycle_through_exec_plugin(lab: Lab, tmp_path: Path
             stack.write_config(SMOKE, {"lab-smoke:kubeconfig": exec_kubeconfig(lab, spoke.name),
                                        "lab-smoke:name": name, "lab-smoke:value": value})
             res = stack.up()
-            assert res.ok, res.out
+            assert res.ok, res.why
             assert core.read_namespaced_config_map(name, name).data == {"value": value}
         res = stack.destroy()
-        assert res.ok, res.out
+        assert res.ok, res.why
         with pytest.raises(ApiException) as err:
             core.read_namespaced_config_map(name, name)
         assert err.value.status == 404

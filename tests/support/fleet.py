@@ -57,7 +57,7 @@ def module_stack(lab: Lab, prefix: str, state_dir: Path,
         if fleet is not None:
             stack.configure(fleet)
             res = stack.up()
-            assert res.ok, res.out
+            assert res.ok, res.why
         yield stack
     finally:
         stack.destroy()
