@@ -2,7 +2,8 @@
 
 Stack config keys (namespace `knative-fleet`): `hub`, `providerFile`,
 `releaseBase`, `pluginTimeoutSeconds`, `ring` (the stack's rollout ring, for the fleet
-runner), `fleet` (spokes by name), `groups` (spokes by ClusterProfile labels,
+runner), `spokeIdentity` (who the access provider's credentials are for, config.identity),
+`fleet` (spokes by name), `groups` (spokes by ClusterProfile labels,
 config.groups) and `rollout` (waves, config.rollout); each
 entry's and group's `serving` and `eventing` are the Knative specs of
 models.component. All problems are reported
@@ -22,6 +23,7 @@ from pydantic import (
 )
 
 from config.groups import FleetGroup
+from config.identity import DEFAULT_SPOKE_IDENTITY, SpokeIdentity, subject_of
 from config.rollout import Rollout
 from core.errors import FleetConfigError
 from core.problems import problem_lines
@@ -55,6 +57,8 @@ class FleetEntry(Strict):
     cluster_profile_ref: ClusterProfileRef = Field(alias="clusterProfileRef")
     serving: ServingSpec | None = None
     eventing: EventingSpec | None = None
+    # Who this spoke's credentials are for, when not the stack's `spokeIdentity`.
+    spoke_identity: SpokeIdentity | None = Field(None, alias="spokeIdentity")
 
 class FleetConfig(Strict):
     hub: HubConfig = Field(default_factory=HubConfig)
@@ -62,9 +66,19 @@ class FleetConfig(Strict):
     release_base: str = Field("https://github.com", alias="releaseBase")
     plugin_timeout_seconds: float = Field(30.0, alias="pluginTimeoutSeconds", gt=0, le=600)
     ring: Ring = DEFAULT_RING
+    spoke_identity: SpokeIdentity = Field(DEFAULT_SPOKE_IDENTITY, alias="spokeIdentity")
     fleet: list[FleetEntry] = []
     groups: list[FleetGroup] = []
     rollout: Rollout | None = None
+
+    def identity_of(self, spec: FleetEntry | FleetGroup) -> str:
+        """Who an entry's or a group's spokes' credentials are for: its own
+        `spokeIdentity`, else the stack's."""
+        return spec.spoke_identity or self.spoke_identity
+
+    def subject_of(self, spec: FleetEntry | FleetGroup) -> dict[str, str]:
+        """identity_of as an RBAC subject (config.identity)."""
+        return subject_of(self.identity_of(spec))
 
     @field_validator("release_base")
     @classmethod

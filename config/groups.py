@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from config.identity import SpokeIdentity
 from config.selector import LabelSelector
 from config.when_deselected import FAIL
 from core.strict import Strict, dns_label_name
@@ -24,4 +25,6 @@ class FleetGroup(Strict):
     selector: LabelSelector
     serving: ServingSpec | None = None
     eventing: EventingSpec | None = None
+    # Who its spokes' credentials are for, when not the stack's `spokeIdentity`.
+    spoke_identity: SpokeIdentity | None = Field(None, alias="spokeIdentity")
     when_deselected: Literal["Fail", "Uninstall"] = Field(FAIL, alias="whenDeselected")

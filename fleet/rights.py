@@ -7,7 +7,9 @@ Every write is held to the plan's names in RBAC already (`create`, `update`, `pa
 `delete` with `resourceNames`): the provider creates by server-side apply, a PATCH to
 the object's name, so the API server checks `create` with that name. Reads are on every
 name: the released provider lists and watches a kind in an object's namespace while it
-waits for the object's deletion, and a list names nothing.
+waits for the object's deletion, and a list names nothing. Secrets are the exception: they
+are read only in the install namespaces, through the RoleBinding the plan creates in each
+(knative.secret_reads), never cluster-wide.
 
 Kubernetes refuses to create a Role or ClusterRole that grants more than its creator
 holds, or a binding to such a role, unless the creator may `escalate` that role or `bind`
@@ -58,6 +60,8 @@ OWN_OBJECTS: tuple[tuple[str, str, str, str], ...] = (
     ("coordination.k8s.io", "leases", "kube-system", "knative-fleet-hold"),
 )
 RBAC_GROUP = "rbac.authorization.k8s.io"
+# Read only in the install namespaces, through the plan's bindings (knative.secret_reads).
+SECRETS = ("", "secrets")
 ROLE_RESOURCES = {"ClusterRole": "clusterroles", "Role": "roles"}
 RBAC_RESOURCES = ("clusterroles", "roles", "clusterrolebindings", "rolebindings")
 # On the release's own roles and bindings, by name: what makes, changes or removes one.
@@ -160,7 +164,8 @@ def required_rights(plans: Iterable[InstallPlan]) -> set[Right]:
         if group == RBAC_GROUP:
             continue
         rights |= {Right(group, resource, v, n) for v in WRITE_VERBS for n in held}
-        rights |= {Right(group, resource, v) for v in READ_VERBS}
+        if (group, resource) != SECRETS:
+            rights |= {Right(group, resource, v) for v in READ_VERBS}
     rights |= rbac_rights(objects)
     rights |= {Right(g, r, v) for g, r in AWAITED for v in READ_VERBS}
     rights |= {Right(g, r, v) for g, r, v in PRE_CHECK_READS}

@@ -127,7 +127,7 @@ def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig, inventory: Inventory
     facts = resolved.facts
     try:
         plans = planning.plan_spoke(entry.serving, entry.eventing, cfg.release_base,
-                                    facts.namespaces, facts.installed)
+                                    facts.namespaces, facts.installed, cfg.subject_of(entry))
     except ReleaseError as exc:
         return ResolutionError(entry.name, Reason.MANIFESTS_UNAVAILABLE, str(exc))
     except TransformError as exc:

@@ -4,11 +4,13 @@ beyond the (cached) release files."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from config.identity import DEFAULT_SPOKE_IDENTITY, subject_of
 from core.names import CR_NAME, KIND, NAMESPACE, Component
-from knative import manifests, releases
+from knative import manifests, releases, secret_reads
 from knative.component_files import component_urls, enabled_sources
 from knative.install_namespace import namespace_is_ours, namespace_object
 from knative.objects import defined_kinds, group_kind
@@ -17,12 +19,15 @@ from knative.transforms import TRANSFORMS
 from knative.version_step import check_version_step
 from models.component import ComponentSpec, EventingSpec, ServingSpec
 
+DEFAULT_SUBJECT = subject_of(DEFAULT_SPOKE_IDENTITY)
+
 
 class Stage(StrEnum):
     """The steps of an install's registration order (InstallPlan.stages says what each
     holds and waits for)."""
 
     NAMESPACE = "namespace"
+    READS = "reads"
     CRDS = "crds"
     CLUSTER = "cluster"
     CLUSTER_CUSTOM = "cluster-custom"
@@ -52,6 +57,7 @@ class InstallPlan:
     version: str
     namespace_object: dict | None  # None: the namespace existed before; never touch it
     anchor: dict
+    reads: dict | None  # the identity's Secret reads in the namespace; None: no Secrets
     rendered: manifests.Rendered
     delete_crds: bool
 
@@ -61,6 +67,8 @@ class InstallPlan:
         (and so, on uninstall, what goes first):
 
         - namespace: the install namespace (none when it existed before);
+        - reads: the spoke identity's Secret reads in the install namespace
+          (knative.secret_reads), after the namespace, deleted after every Secret;
         - crds, and cluster (cluster-scoped objects of built-in kinds, and the objects
           pinned to another namespace), after the namespace;
         - cluster-custom: cluster-scoped objects of kinds this release's CRDs define, once
@@ -82,14 +90,17 @@ class InstallPlan:
         plain = [o for o in rendered.namespaced if group_kind(o) not in custom_kinds]
         custom = [o for o in rendered.namespaced if group_kind(o) in custom_kinds]
         namespace = (self.namespace_object,) if self.namespace_object is not None else ()
+        reads = (self.reads,) if self.reads is not None else ()
         return (
             InstallStage(Stage.NAMESPACE, namespace, (), owned=False),
+            InstallStage(Stage.READS, reads, (Stage.NAMESPACE,), owned=False),
             InstallStage(Stage.CRDS, tuple(rendered.crds), (Stage.NAMESPACE,), owned=False),
             InstallStage(Stage.CLUSTER, tuple(cluster), (Stage.NAMESPACE,), owned=False),
             InstallStage(Stage.CLUSTER_CUSTOM, tuple(cluster_custom), (Stage.CRDS,),
                          owned=False),
             InstallStage(Stage.ANCHOR, (self.anchor,),
-                         (Stage.NAMESPACE, Stage.CRDS, Stage.CLUSTER, Stage.CLUSTER_CUSTOM),
+                         (Stage.NAMESPACE, Stage.READS, Stage.CRDS, Stage.CLUSTER,
+                          Stage.CLUSTER_CUSTOM),
                          owned=False),
             InstallStage(Stage.NAMESPACED, tuple(o for o in plain if o["kind"] != "Deployment"),
                          (Stage.ANCHOR,), owned=True),
@@ -152,6 +163,7 @@ def plan_component(
     existing_namespace_labels: dict[str, str] | None,
     namespace_exists: bool,
     installed_version: str | None = None,
+    identity: Mapping[str, str] = DEFAULT_SUBJECT,
 ) -> InstallPlan:
     version = releases.resolve_version(component, spec.version)
     check_version_step(component, installed_version, version, spec.allow_minor_skip)
@@ -168,6 +180,8 @@ def plan_component(
             namespace, spec, rendered.namespace_metadata,
             {manifests.NAME_LABEL: manifests.NAME_VALUE[component]}) if ours else None,
         anchor=manifests.anchor_configmap(KIND[component], CR_NAME[component], namespace),
+        reads=secret_reads.reads_binding(namespace, identity)
+        if secret_reads.holds_secrets(rendered.namespaced) else None,
         rendered=rendered,
         delete_crds=spec.delete_crds_on_destroy,
     )
@@ -179,11 +193,12 @@ def plan_spoke(
     release_base: str,
     namespaces: dict[str, dict[str, str] | None],
     installed: dict[str, str] | None = None,
+    identity: Mapping[str, str] = DEFAULT_SUBJECT,
 ) -> list[InstallPlan]:
     """Plans for the components one spoke gets (a spec of None: not installed).
     `namespaces` maps each existing install namespace on the spoke to its labels (absent:
     it does not exist); `installed` maps an install namespace to the version this product
-    runs there."""
+    runs there; `identity` is the RBAC subject the spoke's credentials are for."""
     installed = installed or {}
     plans = []
     specs: tuple[tuple[Component, ComponentSpec | None], ...] = (
@@ -193,5 +208,5 @@ def plan_spoke(
             continue
         ns = NAMESPACE[component]
         plans.append(plan_component(component, spec, release_base, namespaces.get(ns),
-                                    ns in namespaces, installed.get(ns)))
+                                    ns in namespaces, installed.get(ns), identity))
     return plans

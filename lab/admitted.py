@@ -24,6 +24,8 @@ from config.fleet import parse_fleet_config
 from core.errors import FleetError
 from fleet.policy_entries import plan_entries
 from fleet.rights import (
+    READ_VERBS,
+    SECRETS,
     Right,
     crd_plurals,
     plan_objects,
@@ -184,11 +186,14 @@ PREVIOUS = "lab-previous-release"
 @contextlib.contextmanager
 def previous_release_rights(lab: Lab, config: Mapping[str, Any]) -> Iterator[None]:
     """For the block, the lab identity also holds the rights a release before named writes
-    checks for (every write verb on any name of the kinds `config`'s plans write), as a
+    checks for (every write verb on any name of the kinds `config`'s plans write, and Secret
+    reads in every namespace), as a
     stack still on that release holds the rights printed for it; the admission policy
     stays this checkout's. Then only this checkout's rights again, as after an upgrade."""
     admit(lab, config)
     rights = {Right(r.api_group, r.resource, r.verb) for r in required_rights(config_plans(config))}
+    # Before Secret reads were the plan's bindings, a release checked for them cluster-wide.
+    rights |= {Right(*SECRETS, verb) for verb in READ_VERBS}
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
             "metadata": {"name": PREVIOUS}, "rules": policy_rules(rights)}
     binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",

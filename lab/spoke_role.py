@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from config.fleet import parse_fleet_config
+from config.identity import subject_of
 from core.errors import PlanError
 from knative.plan import InstallPlan
 from lab.operator import operator_data
 from lab.paths import RELEASES
-from operations.access_roles import spoke_documents_of, stack_plans, subject
+from operations.access_roles import spoke_documents_of, stack_plans
 
 # A namespace whose name has this prefix is a lab test's scratch space, outside the
 # admission policy: the lab's smoke tests drive the engine, the provider and the exec
@@ -108,7 +109,7 @@ def lab_documents_of(plans: list[InstallPlan], account: str,
                      namespace: str) -> list[dict[str, Any]]:
     """lab_role_documents of the given plans: the printed rights, and the policy's own
     condition that leaves the lab's scratch namespaces out."""
-    docs = spoke_documents_of(plans, subject(f"ServiceAccount:{namespace}/{account}"))
+    docs = spoke_documents_of(plans, subject_of(f"ServiceAccount:{namespace}/{account}"))
     for doc in docs:
         if doc["kind"] == "ValidatingAdmissionPolicy":
             doc["spec"]["matchConditions"].append({

@@ -25,11 +25,17 @@ from typing import Any
 import yaml
 
 from config.fleet import parse_fleet_config
+from config.identity import subject_of
 from config.stack_config import read_stack_config, stack_file_values, values_getter
 from core.errors import FleetError
-from operations.access_roles import HUB_ROLE, SPOKE_ROLE, hub_documents, spoke_documents, subject
+from operations.access_roles import (
+    HUB_ROLE,
+    SPOKE_ROLE,
+    hub_documents,
+    spoke_documents,
+    spoke_identity,
+)
 
-DEFAULT_SPOKE_SUBJECT = "ServiceAccount:kube-system/knative-fleet-spoke"
 DEFAULT_HUB_SUBJECT = "User:knative-fleet"
 # Outside the project, so a state export is never committed with it.
 BACKUP_DIR = Path.home() / ".knative-fleet" / "backups"
@@ -57,9 +63,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="read the stack's config with `pulumi config` (repeatable)")
     rights.add_argument("--config", action="append", type=Path, default=[],
                         help="read a stack file's config instead (repeatable)")
-    rights.add_argument("--spoke-subject", default=DEFAULT_SPOKE_SUBJECT,
+    rights.add_argument("--spoke-subject",
                         help="who the access provider's credentials are for, on each spoke "
-                             f"(default {DEFAULT_SPOKE_SUBJECT})")
+                             "(default: the stack's knative-fleet:spokeIdentity, which must "
+                             "be the same)")
     rights.add_argument("--hub-subject", default=DEFAULT_HUB_SUBJECT,
                         help=f"who runs the stack, on the hub (default {DEFAULT_HUB_SUBJECT})")
     rights.add_argument("--only", choices=("spoke", "hub"),
@@ -88,9 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = [parse_fleet_config(read_stack_config(values_getter(v))) for v in sources]
         docs = []
         if args.only != "hub":
-            docs += spoke_documents(cfg, subject(args.spoke_subject), args.spoke_role)
+            identity = spoke_identity(cfg, args.spoke_subject)
+            docs += spoke_documents(cfg, subject_of(identity), args.spoke_role, identity)
         if args.only != "spoke":
-            docs += hub_documents(cfg, subject(args.hub_subject), args.hub_role)
+            docs += hub_documents(cfg, subject_of(args.hub_subject), args.hub_role)
     except (FleetError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from config.fleet import FleetConfig
+from config.identity import DEFAULT_SPOKE_IDENTITY
 from fleet.admission_policy import policy_documents
 from fleet.rights import (
     HUB_RULE,
@@ -30,19 +31,26 @@ from fleet.rights import (
     required_rights,
 )
 from knative import plan as planning
+from knative import secret_reads
 from knative.plan import InstallPlan
 
 SPOKE_ROLE = "knative-fleet-spoke"
 HUB_ROLE = "knative-fleet-hub"
 
 
-def stack_plans(cfg: FleetConfig) -> list[InstallPlan]:
+def stack_plans(cfg: FleetConfig, identity: str | None = None) -> list[InstallPlan]:
     """A plan of every spec of the stack (its entries and its groups), as on an empty
-    spoke."""
-    specs = [(e.serving, e.eventing) for e in cfg.fleet]
-    specs += [(g.serving, g.eventing) for g in cfg.groups]
-    return [plan for serving, eventing in specs
-            for plan in planning.plan_spoke(serving, eventing, cfg.release_base, {})]
+    spoke; with `identity`, of the specs whose spokes' credentials are for it alone."""
+    specs = [*cfg.fleet, *cfg.groups]
+    return [plan for spec in specs if identity is None or cfg.identity_of(spec) == identity
+            for plan in planning.plan_spoke(spec.serving, spec.eventing, cfg.release_base, {},
+                                            identity=cfg.subject_of(spec))]
+
+
+def identities(cfg: FleetConfig) -> set[str]:
+    """Who the stack's spokes' credentials are for: its specs' identities (the stack's
+    own when it has none)."""
+    return {cfg.identity_of(s) for s in [*cfg.fleet, *cfg.groups]} or {cfg.spoke_identity}
 
 
 def spoke_rights(cfg: FleetConfig) -> set[Right]:
@@ -56,17 +64,23 @@ def inventory_namespaces(cfg: FleetConfig) -> list[str]:
                   | {e.cluster_profile_ref.namespace for e in cfg.fleet})
 
 
-def subject(text: str) -> dict[str, str]:
-    """`ServiceAccount:NAMESPACE/NAME`, `User:NAME` or `Group:NAME` as an RBAC subject."""
-    kind, _, name = text.partition(":")
-    if kind == "ServiceAccount":
-        namespace, _, account = name.partition("/")
-        if not namespace or not account:
-            raise ValueError(f"{text!r}: a ServiceAccount is ServiceAccount:NAMESPACE/NAME")
-        return {"kind": kind, "name": account, "namespace": namespace}
-    if kind in ("User", "Group") and name:
-        return {"kind": kind, "name": name, "apiGroup": RBAC_GROUP}
-    raise ValueError(f"{text!r}: give ServiceAccount:NAMESPACE/NAME, User:NAME or Group:NAME")
+def spoke_identity(configs: Iterable[FleetConfig], given: str | None) -> str:
+    """The identity the spoke rights are printed for: the one the stacks' plans bind
+    Secret reads to (`spokeIdentity`); with several, `given` (--spoke-subject) picks one,
+    and the rights hold the specs of that identity's spokes alone."""
+    named = sorted(set().union(*(identities(c) for c in configs)) or {DEFAULT_SPOKE_IDENTITY})
+    if given is None:
+        if len(named) > 1:
+            raise ValueError(
+                f"the stack's spokes are reached as {len(named)} identities "
+                f"({', '.join(named)}); print the rights of each with --spoke-subject")
+        return named[0]
+    if given not in named:
+        raise ValueError(
+            f"--spoke-subject {given} is not an identity the stack's plan binds Secret reads "
+            f"to ({', '.join(named)}); set knative-fleet:spokeIdentity: {given} in the "
+            "stack file (or on the entries and groups it reaches), or leave it out")
+    return given
 
 
 def _binding(kind: str, name: str, role_kind: str, who: dict[str, str],
@@ -84,11 +98,15 @@ def _configs(cfg: FleetConfig | Iterable[FleetConfig]) -> list[FleetConfig]:
 
 
 def spoke_documents(cfg: FleetConfig | Iterable[FleetConfig], who: dict[str, str],
-                    name: str = SPOKE_ROLE) -> list[dict[str, Any]]:
-    """The spoke's admission policy and its binding, then its ClusterRole and binding (all
-    four `name`), for the identity the access provider issues credentials for; for
-    several configs, one set that holds all of them."""
-    return spoke_documents_of([p for c in _configs(cfg) for p in stack_plans(c)], who, name)
+                    name: str = SPOKE_ROLE, identity: str | None = None
+                    ) -> list[dict[str, Any]]:
+    """The spoke's admission policy and its binding, the ClusterRole of Secret reads the
+    plans bind in their install namespaces (knative.secret_reads), then its ClusterRole
+    and binding (all but the reads `name`), for the identity the access provider issues
+    credentials for; for several configs, one set that holds all of them. With `identity`,
+    of the specs whose spokes are reached as it alone (access_roles.spoke_identity)."""
+    return spoke_documents_of([p for c in _configs(cfg) for p in stack_plans(c, identity)],
+                              who, name)
 
 
 def spoke_documents_of(plans: Iterable[InstallPlan], who: dict[str, str],
@@ -105,7 +123,8 @@ def spoke_documents_of(plans: Iterable[InstallPlan], who: dict[str, str],
             "metadata": {"name": name,
                          "labels": {"app.kubernetes.io/part-of": "knative-fleet"}},
             "rules": policy_rules(required_rights(plans))}
-    return [*policy_documents(name, who, objects, crd_plurals(plans)), role,
+    reads = [secret_reads.reader_role()] if secret_reads.binds_reads(objects) else []
+    return [*policy_documents(name, who, objects, crd_plurals(plans)), *reads, role,
             _binding("ClusterRoleBinding", name, "ClusterRole", who)]
 
 

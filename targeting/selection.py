@@ -106,7 +106,8 @@ def select_spokes(cfg: FleetConfig, profiles: Iterable[Profile]) -> list[Selecte
             name=profile.name,
             cluster_profile_ref=ClusterProfileRef(namespace=profile.namespace,
                                                   name=profile.name),
-            serving=group.serving, eventing=group.eventing)
+            serving=group.serving, eventing=group.eventing,
+            spoke_identity=group.spoke_identity)
         spokes.append(SelectedSpoke(entry, group.name, profile.labels))
 
     problems += _name_collisions(spokes, cfg) + _same_cluster(spokes, cfg)

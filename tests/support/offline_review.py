@@ -74,7 +74,7 @@ def snapshot_profiles(stack: FleetStack, path: Path) -> None:
 def export_state(stack: FleetStack, path: Path) -> None:
     """`pulumi stack export --file path`: the backend only, no cluster."""
     res = stack.run("stack", "export", "--file", str(path))
-    assert res.ok, res.out
+    assert res.ok, res.why
 
 
 def closed_port() -> int:

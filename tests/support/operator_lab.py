@@ -53,10 +53,10 @@ def take_over(stack: Any, api: client.ApiClient, operator: Any, kinds: dict[str,
         release_orphaned(api, kind, namespace, namespace)
     stack.configure(fleet, **overrides)
     res, steps = stack.preview_steps()
-    assert res.ok, res.out
+    assert res.ok, res.why
     assert changed_spokes(steps) == {"spoke-1": {"create"}}, step_changes(steps)
     res = stack.up()
-    assert res.ok, res.out
+    assert res.ok, res.why
     remove_operator(api)
 
 

@@ -59,11 +59,13 @@ def test_baseline_of_the_release_mirror() -> None:
     base = render_baseline(entry, cfg.release_base)
     rendered = [p.rendered for p in plans]
     assert base.count == sum(
-        2 + len(r.crds) + len(r.cluster_scoped) + len(r.external) + len(r.namespaced)
-        for r in rendered)  # + namespace + anchor per component
+        2 + (p.reads is not None) + len(p.rendered.crds) + len(p.rendered.cluster_scoped)
+        + len(p.rendered.external) + len(p.rendered.namespaced)
+        for p in plans)  # + namespace + anchor (+ Secret reads) per component
     assert base.crds == [c["metadata"]["name"] for r in rendered for c in r.crds]
     assert base.anchors == [(p.namespace, p.anchor["metadata"]["name"]) for p in plans]
-    assert [o["kind"] for o in base.first[:2]] == ["Namespace", "CustomResourceDefinition"]
+    assert [o["kind"] for o in base.first[:3]] == ["Namespace", "RoleBinding",
+                                               "CustomResourceDefinition"]
     for plan in plans:
         names = [o["metadata"]["name"] for o in plan.rendered.namespaced
                  if o["kind"] == "Deployment"]

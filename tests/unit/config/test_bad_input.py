@@ -74,6 +74,11 @@ FLEET_CASES = [
      "controller-custom-certs.type"),
     ("empty manifests list", fleet(with_entry(serving={"manifests": []})), "serving.manifests"),
     ("serving-only key on eventing", fleet(with_entry(eventing={"ingress": {}})), "ingress"),
+    ("spoke identity of an unknown kind", fleet(GOOD_ENTRY, spokeIdentity="Robot:x"),
+     "knative-fleet:spokeIdentity: 'Robot:x': give ServiceAccount:NAMESPACE/NAME"),
+    ("an entry's service account without a namespace", fleet(with_entry(
+        spokeIdentity="ServiceAccount:fleet")),
+     "fleet[0].spokeIdentity: 'ServiceAccount:fleet': a ServiceAccount is"),
 ]
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from access import Reason, SpokeFacts
 from config.fleet import parse_fleet_config
+from config.identity import subject_of as subject
 from fleet import plan_fleet
 from fleet.rights import (
     RBAC_RESOURCES,
@@ -17,13 +18,14 @@ from fleet.rights import (
     plural,
     policy_rules,
 )
+from knative.secret_reads import READER_ROLE, READS_BINDING
 from lab.paths import RELEASES
 from operations.access_roles import (
     hub_documents,
     spoke_documents,
+    spoke_identity,
     spoke_rights,
     stack_plans,
-    subject,
 )
 from tests.support.factories import FakeInventory, two_spoke_fleet
 
@@ -69,14 +71,67 @@ def test_every_write_reaches_only_the_plans_names() -> None:
     assert {r.name for r in writes if r.name} == names
 
 
-def test_secrets_are_written_by_the_plans_names_only() -> None:
-    """Reads are on every name (the released provider lists and watches Secrets in a
-    namespace while it waits for one's deletion); writes only on the plan's names."""
+def test_secrets_are_written_by_the_plans_names_only_and_read_in_no_namespace() -> None:
+    """The cluster-wide role reads no Secret at all: reads come from the plan's bindings,
+    one per install namespace that holds Secrets (knative.secret_reads)."""
     cfg = two_spoke_fleet()
     secrets = {r for r in spoke_rights(cfg) if r.resource == "secrets"}
     names = {o["metadata"]["name"] for o in plan_objects(stack_plans(cfg)) if o["kind"] == "Secret"}
     assert {r.name for r in secrets if r.verb == "patch"} == names
-    assert {r.verb for r in secrets if not r.name} == {"get", "list", "watch"}
+    assert {r.verb for r in secrets} == {"create", "update", "patch", "delete"}
+    assert all(r.name for r in secrets)
+
+
+def test_secret_reads_are_bound_in_each_install_namespace_to_the_stacks_identity() -> None:
+    cfg = parse_fleet_config({
+        "releaseBase": f"file://{RELEASES}", "spokeIdentity": "User:fleet-a",
+        "fleet": [{"name": "a", "clusterProfileRef": {"name": "a", "namespace": "inv"},
+                   "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}]})
+    objects = plan_objects(stack_plans(cfg))
+    bindings = [o for o in objects if o["kind"] == "RoleBinding"
+                and o["roleRef"]["name"] == READER_ROLE]
+    assert sorted(b["metadata"]["namespace"] for b in bindings) == [
+        "knative-eventing", "knative-serving"]
+    assert all(b["subjects"] == [{"kind": "User", "name": "fleet-a",
+                                  "apiGroup": RBAC}] for b in bindings)
+    rights = spoke_rights(cfg)
+    assert Right(RBAC, "clusterroles", "bind", READER_ROLE) in rights
+    docs = spoke_documents(cfg, subject("User:fleet-a"))
+    (reader,) = [d for d in docs if d["metadata"]["name"] == READER_ROLE]
+    assert reader["rules"] == [{"apiGroups": [""], "resources": ["secrets"],
+                                "verbs": ["get", "list", "watch"]}]
+    # Nothing binds it cluster-wide.
+    assert not [d for d in docs if d.get("roleRef", {}).get("name") == READER_ROLE]
+
+
+def test_the_rights_are_printed_for_the_identity_the_plan_binds_reads_to() -> None:
+    cfg = parse_fleet_config({"releaseBase": f"file://{RELEASES}",
+                              "spokeIdentity": "ServiceAccount:ops/fleet"})
+    assert spoke_identity([cfg], None) == "ServiceAccount:ops/fleet"
+    assert spoke_identity([cfg], "ServiceAccount:ops/fleet") == "ServiceAccount:ops/fleet"
+    with pytest.raises(ValueError, match="set knative-fleet:spokeIdentity: User:other"):
+        spoke_identity([cfg], "User:other")
+
+
+def test_spokes_reached_as_another_identity_get_rights_of_their_own() -> None:
+    """An entry (or group) reached through another access provider names its identity;
+    the rights are printed per identity, each for its own spokes' specs."""
+    cfg = parse_fleet_config({
+        "releaseBase": f"file://{RELEASES}", "spokeIdentity": "User:eks",
+        "fleet": [{"name": "a", "clusterProfileRef": {"name": "a", "namespace": "inv"},
+                   "serving": {"version": "1.23"}},
+                  {"name": "b", "clusterProfileRef": {"name": "b", "namespace": "inv"},
+                   "spokeIdentity": "User:gke", "eventing": {"version": "1.23"}}]})
+    with pytest.raises(ValueError, match="print the rights of each with --spoke-subject"):
+        spoke_identity([cfg], None)
+    reads = {o["metadata"]["namespace"]: o["subjects"][0]["name"]
+             for o in plan_objects(stack_plans(cfg)) if o["kind"] == "RoleBinding"
+             and o["metadata"]["name"] == READS_BINDING}
+    assert reads == {"knative-serving": "eks", "knative-eventing": "gke"}
+    gke = spoke_documents(cfg, subject("User:gke"), identity="User:gke")
+    role, _ = own(gke)
+    written = {n for r in role["rules"] for n in r.get("resourceNames", [])}
+    assert "eventing-controller" in written and "controller" not in written
 
 
 def test_rbac_verbs_that_change_or_grant_a_role_reach_only_the_releases_names() -> None:
@@ -100,8 +155,16 @@ def test_rbac_verbs_that_change_or_grant_a_role_reach_only_the_releases_names() 
     assert "cluster-admin" not in {r.name for r in rbac}
 
 
+def own(docs: list[dict]) -> tuple[dict, dict]:
+    """The identity's ClusterRole and its binding among the printed documents."""
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"
+               and d["metadata"]["name"] != READER_ROLE]
+    (binding,) = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
+    return role, binding
+
+
 def test_the_printed_role_has_no_wildcard_and_names_on_every_rbac_write() -> None:
-    (_, _, role, _) = spoke_documents(two_spoke_fleet(), subject("User:fleet"))
+    role, _ = own(spoke_documents(two_spoke_fleet(), subject("User:fleet")))
     for rule in role["rules"]:
         assert "*" not in rule["apiGroups"] + rule["resources"] + rule["verbs"], rule
         if RBAC in rule["apiGroups"] and set(rule["verbs"]) - {"get", "list", "watch"}:
@@ -115,7 +178,7 @@ def test_the_printed_role_has_no_wildcard_and_names_on_every_rbac_write() -> Non
 
 
 def test_the_identitys_own_role_and_binding_are_not_among_the_releases_names() -> None:
-    (_, _, role, binding) = spoke_documents(two_spoke_fleet(), subject("User:fleet"))
+    role, binding = own(spoke_documents(two_spoke_fleet(), subject("User:fleet")))
     named = {n for r in role["rules"] for n in r.get("resourceNames", [])}
     assert role["metadata"]["name"] not in named
     assert binding["metadata"]["name"] not in named
@@ -170,7 +233,7 @@ def test_granted_honours_wildcards() -> None:
 
 def test_a_derived_role_grants_what_the_plan_needs() -> None:
     cfg = two_spoke_fleet()
-    (_, _, role, binding) = spoke_documents(cfg, subject("ServiceAccount:kube-system/fleet"))
+    role, binding = own(spoke_documents(cfg, subject("ServiceAccount:kube-system/fleet")))
     assert missing_rights(spoke_rights(cfg), role["rules"]) == []
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "fleet",

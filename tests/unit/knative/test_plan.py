@@ -80,7 +80,9 @@ def synthetic_plan(namespace_existed: bool = False) -> planning.InstallPlan:
         component="serving", kind="KnativeServing", cr_name="knative-serving", namespace=ns,
         version="1.23.0",
         namespace_object=None if namespace_existed else _o("v1", "Namespace", ns),
-        anchor=_o("v1", "ConfigMap", "anchor", ns), rendered=rendered, delete_crds=False)
+        anchor=_o("v1", "ConfigMap", "anchor", ns),
+        reads=_o("rbac.authorization.k8s.io/v1", "RoleBinding", "reads", ns),
+        rendered=rendered, delete_crds=False)
 
 
 def _names(stage: planning.Stage) -> list[str]:
@@ -91,10 +93,11 @@ def test_stages_order_dependencies_and_ownership() -> None:
     stages = synthetic_plan().stages
     assert [(s.name, s.after, s.owned) for s in stages] == [
         ("namespace", (), False),
+        ("reads", ("namespace",), False),
         ("crds", ("namespace",), False),
         ("cluster", ("namespace",), False),
         ("cluster-custom", ("crds",), False),
-        ("anchor", ("namespace", "crds", "cluster", "cluster-custom"), False),
+        ("anchor", ("namespace", "reads", "crds", "cluster", "cluster-custom"), False),
         ("namespaced", ("anchor",), True),
         ("deployments", ("anchor",), True),
         ("custom", ("anchor", "deployments"), True),
@@ -105,6 +108,7 @@ def test_stages_split_objects_by_the_kinds_the_release_crds_define() -> None:
     stages = {s.name: _names(s) for s in synthetic_plan().stages}
     assert stages == {
         "namespace": ["knative-serving"],
+        "reads": ["reads"],
         "crds": ["things.x.dev", "widgets.x.dev"],
         # Another group's Thing is not this release's kind; pinned objects come last.
         "cluster": ["role", "other-group", "knative-local-gateway"],
@@ -125,7 +129,8 @@ def test_stages_hold_every_object_of_a_real_plan_once() -> None:
     (plan,) = planning.plan_spoke(ServingSpec(), None, BASE, {})
     rendered = plan.rendered
     staged = [o for s in plan.stages for o in s.objects]
-    expected = [plan.namespace_object, *rendered.crds, *rendered.cluster_scoped,
+    assert plan.reads is not None  # Serving's release holds Secrets
+    expected = [plan.namespace_object, plan.reads, *rendered.crds, *rendered.cluster_scoped,
                 *rendered.external, plan.anchor, *rendered.namespaced]
     assert sorted(map(id, staged)) == sorted(map(id, expected))
     stages = {s.name: s for s in plan.stages}

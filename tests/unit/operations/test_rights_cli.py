@@ -12,9 +12,11 @@ from lab.paths import RELEASES
 from operations.__main__ import main
 
 
-def stack_file(path: Path, version: str, namespace: str = "fleet-system") -> Path:
+def stack_file(path: Path, version: str, namespace: str = "fleet-system",
+               identity: str = "User:deployer") -> Path:
     path.write_text(yaml.safe_dump({"config": {
         "knative-fleet:releaseBase": f"file://{RELEASES}",
+        "knative-fleet:spokeIdentity": identity,
         "knative-fleet:fleet": [{"name": "a",
                                  "clusterProfileRef": {"name": "a", "namespace": namespace},
                                  "eventing": {"version": version}}]}}))
@@ -32,7 +34,8 @@ def test_the_spoke_side_is_the_policy_then_the_role(tmp_path: Path,
                "--spoke-subject", "User:deployer", "--spoke-role", "knative-fleet-a")
     assert [d["kind"] for d in docs] == ["ValidatingAdmissionPolicy",
                                          "ValidatingAdmissionPolicyBinding", "ClusterRole",
-                                         "ClusterRoleBinding", "Role", "RoleBinding"]
+                                         "ClusterRole", "ClusterRoleBinding", "Role",
+                                         "RoleBinding"]
     assert docs[0]["spec"]["matchConditions"][0]["expression"] == \
         'request.userInfo.username == "deployer"'
 
