@@ -57,7 +57,7 @@ class InstallPlan:
     version: str
     namespace_object: dict | None  # None: the namespace existed before; never touch it
     anchor: dict
-    reads: dict | None  # the identity's Secret reads in the namespace; None: no Secrets
+    reads: tuple[dict, ...]  # the identity's Secret reads in the namespace (none: no Secrets)
     rendered: manifests.Rendered
     delete_crds: bool
 
@@ -90,10 +90,9 @@ class InstallPlan:
         plain = [o for o in rendered.namespaced if group_kind(o) not in custom_kinds]
         custom = [o for o in rendered.namespaced if group_kind(o) in custom_kinds]
         namespace = (self.namespace_object,) if self.namespace_object is not None else ()
-        reads = (self.reads,) if self.reads is not None else ()
         return (
             InstallStage(Stage.NAMESPACE, namespace, (), owned=False),
-            InstallStage(Stage.READS, reads, (Stage.NAMESPACE,), owned=False),
+            InstallStage(Stage.READS, self.reads, (Stage.NAMESPACE,), owned=False),
             InstallStage(Stage.CRDS, tuple(rendered.crds), (Stage.NAMESPACE,), owned=False),
             InstallStage(Stage.CLUSTER, tuple(cluster), (Stage.NAMESPACE,), owned=False),
             InstallStage(Stage.CLUSTER_CUSTOM, tuple(cluster_custom), (Stage.CRDS,),
@@ -180,8 +179,8 @@ def plan_component(
             namespace, spec, rendered.namespace_metadata,
             {manifests.NAME_LABEL: manifests.NAME_VALUE[component]}) if ours else None,
         anchor=manifests.anchor_configmap(KIND[component], CR_NAME[component], namespace),
-        reads=secret_reads.reads_binding(namespace, identity)
-        if secret_reads.holds_secrets(rendered.namespaced) else None,
+        reads=secret_reads.reads_objects(namespace, identity)
+        if secret_reads.holds_secrets(rendered.namespaced) else (),
         rendered=rendered,
         delete_crds=spec.delete_crds_on_destroy,
     )

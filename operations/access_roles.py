@@ -31,7 +31,6 @@ from fleet.rights import (
     required_rights,
 )
 from knative import plan as planning
-from knative import secret_reads
 from knative.plan import InstallPlan
 
 SPOKE_ROLE = "knative-fleet-spoke"
@@ -100,10 +99,9 @@ def _configs(cfg: FleetConfig | Iterable[FleetConfig]) -> list[FleetConfig]:
 def spoke_documents(cfg: FleetConfig | Iterable[FleetConfig], who: dict[str, str],
                     name: str = SPOKE_ROLE, identity: str | None = None
                     ) -> list[dict[str, Any]]:
-    """The spoke's admission policy and its binding, the ClusterRole of Secret reads the
-    plans bind in their install namespaces (knative.secret_reads), then its ClusterRole
-    and binding (all but the reads `name`), for the identity the access provider issues
-    credentials for; for several configs, one set that holds all of them. With `identity`,
+    """The spoke's admission policy and its binding, then its ClusterRole and binding (all
+    four `name`), for the identity the access provider issues credentials for; for
+    several configs, one set that holds all of them. With `identity`,
     of the specs whose spokes are reached as it alone (access_roles.spoke_identity)."""
     return spoke_documents_of([p for c in _configs(cfg) for p in stack_plans(c, identity)],
                               who, name)
@@ -123,8 +121,7 @@ def spoke_documents_of(plans: Iterable[InstallPlan], who: dict[str, str],
             "metadata": {"name": name,
                          "labels": {"app.kubernetes.io/part-of": "knative-fleet"}},
             "rules": policy_rules(required_rights(plans))}
-    reads = [secret_reads.reader_role()] if secret_reads.binds_reads(objects) else []
-    return [*policy_documents(name, who, objects, crd_plurals(plans)), *reads, role,
+    return [*policy_documents(name, who, objects, crd_plurals(plans)), role,
             _binding("ClusterRoleBinding", name, "ClusterRole", who)]
 
 

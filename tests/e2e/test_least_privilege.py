@@ -29,7 +29,7 @@ from kubernetes.client.rest import ApiException
 
 from config.fleet import parse_fleet_config
 from config.identity import subject_of as subject
-from knative.secret_reads import READER_ROLE, READS_BINDING, reads_binding
+from knative.secret_reads import READS, reads_binding, reads_role
 from lab import register
 from lab.fleet import FleetStack, entry, fleet_config
 from lab.handle import Lab
@@ -192,7 +192,7 @@ def test_a_stack_installs_and_previews_with_exactly_the_derived_role_and_policy(
     status, _ = attempt(me, "GET", "/api/v1/namespaces/kube-system/secrets")
     assert status == 403
     binding = client.RbacAuthorizationV1Api(world["s1"].api()).read_namespaced_role_binding(
-        READS_BINDING, "knative-serving")
+        READS, "knative-serving")
     assert [(s.kind, s.name, s.namespace) for s in binding.subjects] == [
         ("ServiceAccount", ACCOUNT, "kube-system")]
 
@@ -602,16 +602,19 @@ def attacks(world: dict) -> dict[str, tuple[str, str, dict | None, str, dict]]:
             "GET", f"/api/v1/namespaces/kube-system/secrets/{ACCOUNT}-token", None, "", {}),
         "list every namespace's Secrets": ("GET", "/api/v1/secrets", None, "", {}),
         "Secret reads bound in kube-system": (
-            "PATCH", f"/apis/{RBAC}/v1/namespaces/kube-system/rolebindings/{READS_BINDING}",
+            "PATCH", f"/apis/{RBAC}/v1/namespaces/kube-system/rolebindings/{READS}",
             reads_binding("kube-system", ME), "apply", {}),
         "Secret reads in a release namespace bound to every user": (
-            "PATCH", f"/apis/{RBAC}/v1/namespaces/{KS}/rolebindings/{READS_BINDING}",
+            "PATCH", f"/apis/{RBAC}/v1/namespaces/{KS}/rolebindings/{READS}",
             {**reads_binding(KS, ME), "subjects": [ME, {
                 "kind": "Group", "name": "system:authenticated", "apiGroup": RBAC}]},
             "apply", {}),
-        "Secret reads bound cluster-wide": (
-            "POST", f"/apis/{RBAC}/v1/clusterrolebindings",
-            cluster_binding("fleet-reads-secrets", READER_ROLE, [ME]), "", {}),
+        "Secret reads as a role in kube-system": (
+            "PATCH", f"/apis/{RBAC}/v1/namespaces/kube-system/roles/{READS}",
+            reads_role("kube-system"), "apply", {}),
+        "the Secret reads role in a release namespace made to read everything": (
+            "PATCH", f"/apis/{RBAC}/v1/namespaces/{KS}/roles/{READS}",
+            {**reads_role(KS), "rules": STAR}, "apply", {}),
     }
 
 

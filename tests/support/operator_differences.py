@@ -44,11 +44,13 @@ KNOWN: tuple[Known, ...] = (
           "its CR",
           "deleting the anchor lets Kubernetes remove the install, as deleting the CR does"),
     Known("*", "*", "metadata.ownerReferences*", EVERY, "", "see the anchor"),
-    Known("rbac.authorization.k8s.io/RoleBinding", "*/knative-fleet-secret-reads", "", EVERY,
-          "one RoleBinding `knative-fleet-secret-reads` per install namespace with Secrets, "
-          "of the ClusterRole `knative-fleet-secret-reader` to the stack's `spokeIdentity`",
+    Known("rbac.authorization.k8s.io/Role", "*/knative-fleet-secret-reads", "", EVERY,
+          "a Role and a RoleBinding `knative-fleet-secret-reads` per install namespace with "
+          "Secrets: Secret reads there, for the stack's `spokeIdentity`",
           "the spoke identity reads Secrets only there (docs/rbac.md, Secret reads); the "
           "operator reads every Secret of the cluster"),
+    Known("rbac.authorization.k8s.io/RoleBinding", "*/knative-fleet-secret-reads", "", EVERY,
+          "", "see the Secret reads Role"),
     Known("*", "*", "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration",
           EVERY,
           "applied server-side under the field manager `knative-fleet` "

@@ -59,12 +59,12 @@ def test_baseline_of_the_release_mirror() -> None:
     base = render_baseline(entry, cfg.release_base)
     rendered = [p.rendered for p in plans]
     assert base.count == sum(
-        2 + (p.reads is not None) + len(p.rendered.crds) + len(p.rendered.cluster_scoped)
+        2 + len(p.reads) + len(p.rendered.crds) + len(p.rendered.cluster_scoped)
         + len(p.rendered.external) + len(p.rendered.namespaced)
         for p in plans)  # + namespace + anchor (+ Secret reads) per component
     assert base.crds == [c["metadata"]["name"] for r in rendered for c in r.crds]
     assert base.anchors == [(p.namespace, p.anchor["metadata"]["name"]) for p in plans]
-    assert [o["kind"] for o in base.first[:3]] == ["Namespace", "RoleBinding",
+    assert [o["kind"] for o in base.first[:4]] == ["Namespace", "Role", "RoleBinding",
                                                "CustomResourceDefinition"]
     for plan in plans:
         names = [o["metadata"]["name"] for o in plan.rendered.namespaced

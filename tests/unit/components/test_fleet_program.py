@@ -15,7 +15,7 @@ from components import waves as waves_mod
 from config.fleet import parse_fleet_config
 from fleet import plan_fleet
 from knative import plan as planning
-from knative.secret_reads import READS_BINDING
+from knative.secret_reads import READS
 from lab.paths import RELEASES
 from tests.support.factories import FakeInventory, profile, two_spoke_fleet
 
@@ -56,11 +56,11 @@ def test_one_component_per_spoke_with_anchor_owned_objects(fleet_cfg):
         assert not any(n.startswith("spoke-b:knative-eventing/") for n in names)
         # The identity's Secret reads: the install's own, owned by no anchor (they outlive
         # every Secret on uninstall).
-        assert f"spoke-a:knative-serving/{READS_BINDING}" in names
+        assert f"spoke-a:knative-serving/{READS}" in names  # its Role and RoleBinding
         for typ, name, inputs, _ in REGISTERED:
             meta = inputs.get("metadata") or {}
             if typ.startswith("kubernetes:") and meta.get("namespace") and \
-                    not name.endswith(("-root-owner", f"/{READS_BINDING}")):
+                    not name.endswith(("-root-owner", f"/{READS}")):
                 refs = meta.get("ownerReferences")
                 assert refs and len(refs) == 1, name
                 ns = meta["namespace"]

@@ -29,7 +29,6 @@ from fleet.policy_entries import (
     volume_source,
 )
 from fleet.rights import OWN_OBJECTS, crd_plurals, plan_objects
-from knative.secret_reads import READER_ROLE
 from lab.paths import RELEASES
 from operations.access_roles import spoke_documents, stack_plans
 from tests.support.factories import two_spoke_fleet
@@ -55,11 +54,10 @@ def _release_keys(policy: dict) -> set[str]:
 
 def test_the_spoke_documents_are_the_policy_its_binding_the_role_and_its_binding() -> None:
     docs = spoke_documents(two_spoke_fleet(), SA, "knative-fleet-prod")
-    # The plans' install namespaces hold Secrets: the role their bindings read them with.
     assert [d["kind"] for d in docs] == ["ValidatingAdmissionPolicy",
                                          "ValidatingAdmissionPolicyBinding",
-                                         "ClusterRole", "ClusterRole", "ClusterRoleBinding"]
-    assert {d["metadata"]["name"] for d in docs} == {"knative-fleet-prod", READER_ROLE}
+                                         "ClusterRole", "ClusterRoleBinding"]
+    assert {d["metadata"]["name"] for d in docs} == {"knative-fleet-prod"}
     policy, binding = docs[:2]
     assert policy["apiVersion"] == binding["apiVersion"] == "admissionregistration.k8s.io/v1"
     assert binding["spec"] == {"policyName": "knative-fleet-prod",
@@ -246,7 +244,7 @@ def test_knative_fleets_own_objects_are_written_by_name_only() -> None:
     docs = spoke_documents(two_spoke_fleet(), SA)
     hold = _entries()["coordination.k8s.io/leases/kube-system/knative-fleet-hold"]
     assert hold["labels"] == {"app.kubernetes.io/managed-by": ["knative-fleet"]}
-    held = {n for r in docs[3]["rules"] if "leases" in r["resources"]
+    held = {n for r in docs[2]["rules"] if "leases" in r["resources"]
             for n in r.get("resourceNames", ["*"])}
     assert held == {"*", "knative-fleet-hold"}  # create names nothing; the rest by name
     assert policy_documents("p", SA, [], {})[0]["spec"]["validations"]

@@ -18,7 +18,7 @@ from fleet.rights import (
     plural,
     policy_rules,
 )
-from knative.secret_reads import READER_ROLE, READS_BINDING
+from knative.secret_reads import READS
 from lab.paths import RELEASES
 from operations.access_roles import (
     hub_documents,
@@ -88,20 +88,23 @@ def test_secret_reads_are_bound_in_each_install_namespace_to_the_stacks_identity
         "fleet": [{"name": "a", "clusterProfileRef": {"name": "a", "namespace": "inv"},
                    "serving": {"version": "1.23"}, "eventing": {"version": "1.23"}}]})
     objects = plan_objects(stack_plans(cfg))
-    bindings = [o for o in objects if o["kind"] == "RoleBinding"
-                and o["roleRef"]["name"] == READER_ROLE]
-    assert sorted(b["metadata"]["namespace"] for b in bindings) == [
-        "knative-eventing", "knative-serving"]
-    assert all(b["subjects"] == [{"kind": "User", "name": "fleet-a",
-                                  "apiGroup": RBAC}] for b in bindings)
+    reads = [o for o in objects if o["metadata"]["name"] == READS]
+    assert sorted((o["kind"], o["metadata"]["namespace"]) for o in reads) == [
+        ("Role", "knative-eventing"), ("Role", "knative-serving"),
+        ("RoleBinding", "knative-eventing"), ("RoleBinding", "knative-serving")]
+    for o in reads:
+        if o["kind"] == "Role":
+            assert o["rules"] == [{"apiGroups": [""], "resources": ["secrets"],
+                                   "verbs": ["get", "list", "watch"]}]
+        else:
+            assert o["roleRef"] == {"apiGroup": RBAC, "kind": "Role", "name": READS}
+            assert o["subjects"] == [{"kind": "User", "name": "fleet-a", "apiGroup": RBAC}]
     rights = spoke_rights(cfg)
-    assert Right(RBAC, "clusterroles", "bind", READER_ROLE) in rights
+    assert {Right(RBAC, "roles", v, READS) for v in ("escalate", "bind", "patch")} <= rights
+    # Nothing in the printed file reads a Secret, or names the reads.
     docs = spoke_documents(cfg, subject("User:fleet-a"))
-    (reader,) = [d for d in docs if d["metadata"]["name"] == READER_ROLE]
-    assert reader["rules"] == [{"apiGroups": [""], "resources": ["secrets"],
-                                "verbs": ["get", "list", "watch"]}]
-    # Nothing binds it cluster-wide.
-    assert not [d for d in docs if d.get("roleRef", {}).get("name") == READER_ROLE]
+    assert not [r for d in docs if d["kind"] == "ClusterRole" for r in d["rules"]
+                if "secrets" in r["resources"] and "get" in r["verbs"]]
 
 
 def test_the_rights_are_printed_for_the_identity_the_plan_binds_reads_to() -> None:
@@ -126,7 +129,7 @@ def test_spokes_reached_as_another_identity_get_rights_of_their_own() -> None:
         spoke_identity([cfg], None)
     reads = {o["metadata"]["namespace"]: o["subjects"][0]["name"]
              for o in plan_objects(stack_plans(cfg)) if o["kind"] == "RoleBinding"
-             and o["metadata"]["name"] == READS_BINDING}
+             and o["metadata"]["name"] == READS}
     assert reads == {"knative-serving": "eks", "knative-eventing": "gke"}
     gke = spoke_documents(cfg, subject("User:gke"), identity="User:gke")
     role, _ = own(gke)
@@ -157,8 +160,7 @@ def test_rbac_verbs_that_change_or_grant_a_role_reach_only_the_releases_names() 
 
 def own(docs: list[dict]) -> tuple[dict, dict]:
     """The identity's ClusterRole and its binding among the printed documents."""
-    (role,) = [d for d in docs if d["kind"] == "ClusterRole"
-               and d["metadata"]["name"] != READER_ROLE]
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
     (binding,) = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
     return role, binding
 

@@ -81,7 +81,7 @@ def synthetic_plan(namespace_existed: bool = False) -> planning.InstallPlan:
         version="1.23.0",
         namespace_object=None if namespace_existed else _o("v1", "Namespace", ns),
         anchor=_o("v1", "ConfigMap", "anchor", ns),
-        reads=_o("rbac.authorization.k8s.io/v1", "RoleBinding", "reads", ns),
+        reads=(_o("rbac.authorization.k8s.io/v1", "RoleBinding", "reads", ns),),
         rendered=rendered, delete_crds=False)
 
 
@@ -129,8 +129,8 @@ def test_stages_hold_every_object_of_a_real_plan_once() -> None:
     (plan,) = planning.plan_spoke(ServingSpec(), None, BASE, {})
     rendered = plan.rendered
     staged = [o for s in plan.stages for o in s.objects]
-    assert plan.reads is not None  # Serving's release holds Secrets
-    expected = [plan.namespace_object, plan.reads, *rendered.crds, *rendered.cluster_scoped,
+    assert plan.reads  # Serving's release holds Secrets
+    expected = [plan.namespace_object, *plan.reads, *rendered.crds, *rendered.cluster_scoped,
                 *rendered.external, plan.anchor, *rendered.namespaced]
     assert sorted(map(id, staged)) == sorted(map(id, expected))
     stages = {s.name: s for s in plan.stages}

@@ -34,8 +34,7 @@ def test_the_spoke_side_is_the_policy_then_the_role(tmp_path: Path,
                "--spoke-subject", "User:deployer", "--spoke-role", "knative-fleet-a")
     assert [d["kind"] for d in docs] == ["ValidatingAdmissionPolicy",
                                          "ValidatingAdmissionPolicyBinding", "ClusterRole",
-                                         "ClusterRole", "ClusterRoleBinding", "Role",
-                                         "RoleBinding"]
+                                         "ClusterRoleBinding", "Role", "RoleBinding"]
     assert docs[0]["spec"]["matchConditions"][0]["expression"] == \
         'request.userInfo.username == "deployer"'
 
