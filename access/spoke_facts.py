@@ -67,6 +67,9 @@ class SpokeFacts:
     # The RBAC rules the spoke says this identity holds (SelfSubjectRulesReview, in each
     # install namespace); None when the spoke cannot say all of them (another authorizer).
     rules: list[dict] | None = None
+    # Who the spoke says the credentials are for (SelfSubjectReview): the user name and its
+    # groups; None when the spoke cannot say (an API server before Kubernetes 1.28).
+    identity: tuple[str, tuple[str, ...]] | None = None
     # "namespace/name" of each install anchor present -> its annotations (the owner record).
     anchors: dict[str, dict[str, str]] = field(default_factory=dict)
     # "Kind namespace/name" of every KnativeServing and KnativeEventing on the spoke.
@@ -121,6 +124,21 @@ def operator_crs(api: client.ApiClient) -> tuple[str, ...]:
 
 
 RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
+SELF_REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+def who_am_i(api: client.ApiClient) -> tuple[str, tuple[str, ...]] | None:
+    """(user name, groups) the spoke authenticates these credentials as; None when it
+    serves no SelfSubjectReview (or refuses it: the check it feeds is then skipped)."""
+    try:
+        review = create_json(api, SELF_REVIEW, {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    except ApiException as exc:
+        if exc.status == 404 or is_refused(exc):
+            return None
+        raise
+    user = ((review.get("status") or {}).get("userInfo") or {})
+    return str(user.get("username") or ""), tuple(user.get("groups") or ())
 
 
 def granted_rules(api: client.ApiClient, namespaces: Iterable[str]) -> list[dict] | None:
@@ -166,6 +184,7 @@ def read_spoke_facts(
     anchors = anchor_names()
     with spoke_api_client(conn, credential) as api:
         facts.rules = granted_rules(api, names)
+        facts.identity = who_am_i(api)
         for name in names:
             try:
                 ns = get_json(api, f"/api/v1/namespaces/{name}")

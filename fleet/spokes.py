@@ -21,6 +21,7 @@ from core.errors import ReleaseError, TransformError
 from fleet.objects import aggregated_role_guards, component_install, guards_of
 from fleet.plan import OwnerGuard, SpokeInstall, SpokePlan
 from fleet.rights import Right, missing_rights, policy_rules, required_rights
+from fleet.spoke_identity import identity_refusal
 from knative import manifests
 from knative import plan as planning
 from knative.plan import Stage
@@ -137,8 +138,9 @@ def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig, inventory: Inventory
         if missing:
             return ResolutionError(entry.name, Reason.SPOKE_ACCESS_DENIED,
                                    access_denied_message(missing))
-    refusal = (unreadable_refusal(entry.name, facts) or operator_refusal(entry.name, facts)
-               or owner_refusal(entry.name, facts, owner))
+    refusal = (unreadable_refusal(entry.name, facts)
+               or identity_refusal(entry.name, cfg.identity_of(entry), facts)
+               or operator_refusal(entry.name, facts) or owner_refusal(entry.name, facts, owner))
     if refusal is None and owner is not None and holds is not None:
         refusal = hold_spoke(entry.name, resolved, owner, holds)
     if refusal is not None:

@@ -197,6 +197,26 @@ def test_a_stack_installs_and_previews_with_exactly_the_derived_role_and_policy(
         ("ServiceAccount", ACCOUNT, "kube-system")]
 
 
+def test_credentials_for_another_identity_than_spoke_identity_are_refused_with_the_fix(
+        world: dict) -> None:
+    """A spokeIdentity that is not who the credentials are for would bind the Secret reads
+    to someone else: the spoke is refused before anything on it changes, naming the
+    identity to set."""
+    stack: FleetStack = world["stack"]
+    stack.configure([{**limited_fleet()[0],
+                      "spokeIdentity": "ServiceAccount:kube-system/someone-else"}])
+    before = snapshot(world["s1"].api())
+    try:
+        res = stack.run("preview")
+        assert not res.ok, res.why
+        assert f"its credentials are for system:serviceaccount:kube-system:{ACCOUNT}" \
+            in res.out, res.out
+        assert f"Set spokeIdentity: {IDENTITY}" in res.out, res.out
+        assert snapshot(world["s1"].api()) == before
+    finally:
+        stack.configure(limited_fleet())
+
+
 def attempt(api: client.ApiClient, method: str, path: str, body: dict | None = None,
             apply: bool = False, dry_run: bool = False) -> tuple[int, str]:
     """One request as `api`'s identity: (HTTP status, response text). `apply`: a
