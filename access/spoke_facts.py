@@ -70,6 +70,9 @@ class SpokeFacts:
     # Who the spoke says the credentials are for (SelfSubjectReview): the user name and its
     # groups; None when the spoke cannot say (an API server before Kubernetes 1.28).
     identity: tuple[str, tuple[str, ...]] | None = None
+    # Its rules in a namespace the fleet binds nothing in (`default`): what it may do
+    # without the plan's own bindings; None when the spoke cannot say all of them.
+    rules_elsewhere: list[dict] | None = None
     # "namespace/name" of each install anchor present -> its annotations (the owner record).
     anchors: dict[str, dict[str, str]] = field(default_factory=dict)
     # "Kind namespace/name" of every KnativeServing and KnativeEventing on the spoke.
@@ -125,6 +128,7 @@ def operator_crs(api: client.ApiClient) -> tuple[str, ...]:
 
 RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
 SELF_REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+UNBOUND_NAMESPACE = "default"  # every cluster has it; the fleet binds nothing there
 
 
 def who_am_i(api: client.ApiClient) -> tuple[str, tuple[str, ...]] | None:
@@ -185,6 +189,7 @@ def read_spoke_facts(
     with spoke_api_client(conn, credential) as api:
         facts.rules = granted_rules(api, names)
         facts.identity = who_am_i(api)
+        facts.rules_elsewhere = granted_rules(api, [UNBOUND_NAMESPACE])
         for name in names:
             try:
                 ns = get_json(api, f"/api/v1/namespaces/{name}")

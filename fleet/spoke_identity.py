@@ -50,11 +50,13 @@ def reads_secrets(rules: list[dict]) -> bool:
 
 def identity_refusal(spoke: str, identity: str, facts: SpokeFacts) -> ResolutionError | None:
     """SpokeAccessDenied when the credentials are for another identity than `identity`
-    and read no Secrets without the plan's binding; None when the spoke cannot say."""
-    if facts.identity is None or facts.rules is None:
+    and read no Secrets without the plan's bindings (judged where the fleet binds nothing:
+    an installed spoke's bindings still name the identity the last run bound); None when
+    the spoke cannot say."""
+    if facts.identity is None or facts.rules_elsewhere is None:
         return None
     username, groups = facts.identity
-    if is_identity(identity, username, groups) or reads_secrets(facts.rules):
+    if is_identity(identity, username, groups) or reads_secrets(facts.rules_elsewhere):
         return None
     return ResolutionError(spoke, Reason.SPOKE_ACCESS_DENIED, (
         f"its credentials are for {username}, but the plan binds Secret reads in the "

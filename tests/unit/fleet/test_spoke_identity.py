@@ -18,7 +18,7 @@ WRITES_ONLY = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["patch"],
 
 def facts(username: str | None, rules: list[dict] | None,
           groups: tuple[str, ...] = ()) -> SpokeFacts:
-    return SpokeFacts(namespaces={}, installed={}, rules=rules,
+    return SpokeFacts(namespaces={}, installed={}, rules=READS_ALL, rules_elsewhere=rules,
                       identity=None if username is None else (username, groups))
 
 
@@ -53,6 +53,8 @@ def test_reads_of_every_secret_need_all_three_verbs_on_any_name() -> None:
 
 def test_credentials_for_another_identity_without_secret_reads_are_refused_with_the_fix(
         ) -> None:
+    """Refused although its rules in the install namespaces read Secrets: there they
+    come from the plan's bindings of the last run, which this run would rebind."""
     other = "system:serviceaccount:kube-system:eks-fleet"
     refusal = identity_refusal("spoke-1", SA, facts(other, WRITES_ONLY))
     assert refusal is not None and refusal.reason is Reason.SPOKE_ACCESS_DENIED
