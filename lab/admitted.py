@@ -40,6 +40,7 @@ from lab.idempotent import delete_if_present
 from lab.spoke_role import lab_documents_of, lab_plans
 from lab.wait import wait_for
 from operations.access_roles import stack_plans
+from operations.state_reads import unbound_namespaces, until_up_documents, until_up_name
 
 CONFIG_PREFIX = "knative-fleet:"
 # The API groups every spoke serves: an object of another kind is not served before its CRD.
@@ -214,3 +215,33 @@ def previous_release_rights(lab: Lab, config: Mapping[str, Any]) -> Iterator[Non
             rbac = client.RbacAuthorizationV1Api(spoke.api())
             delete_if_present(rbac.delete_cluster_role_binding, PREVIOUS)
             delete_if_present(rbac.delete_cluster_role, PREVIOUS)
+
+
+UNTIL_UP = "lab"
+
+
+@contextlib.contextmanager
+def state_reads(lab: Lab, resources: list[dict]) -> Iterator[None]:
+    """For the block, the lab identity also holds the Secret reads the rights command
+    prints for a state an earlier release wrote (operations.state_reads), as a user holds
+    them until that stack's next `up`; nothing when the state needs none."""
+    if not unbound_namespaces(resources):
+        yield
+        return
+    who = {"kind": "ServiceAccount", "name": register.SPOKE_SA,
+           "namespace": register.SPOKE_SA_NAMESPACE}
+    docs = until_up_documents(who, UNTIL_UP)
+    reads = [Right(*SECRETS, verb) for verb in READ_VERBS]
+    for spoke in lab.spokes:
+        register.apply_rbac(spoke.api(), docs)
+        api = client.AuthorizationV1Api(spoke.api())
+        wait_for(lambda a=api: all(_allowed(a, r) for r in reads), 30,
+                 what=f"{spoke.name}: the Secret reads until up in force")
+    try:
+        yield
+    finally:
+        name = until_up_name(UNTIL_UP)
+        for spoke in lab.spokes:
+            rbac = client.RbacAuthorizationV1Api(spoke.api())
+            delete_if_present(rbac.delete_cluster_role_binding, name)
+            delete_if_present(rbac.delete_cluster_role, name)

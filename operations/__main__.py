@@ -35,6 +35,7 @@ from operations.access_roles import (
     spoke_documents,
     spoke_identity,
 )
+from operations.state_reads import unbound_namespaces, until_up_documents, until_up_note
 
 DEFAULT_HUB_SUBJECT = "User:knative-fleet"
 # Outside the project, so a state export is never committed with it.
@@ -52,6 +53,15 @@ def stack_values(stack: str, cwd: Path | None = None) -> dict[str, Any]:
             for key, item in json.loads(proc.stdout).items()}
 
 
+
+
+def stack_resources(stack: str, cwd: Path | None = None) -> list[dict[str, Any]]:
+    """The resources of the stack's state (`pulumi stack export`, secrets hidden)."""
+    proc = subprocess.run(["pulumi", "stack", "export", "--stack", stack], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"pulumi stack export --stack {stack} failed: {proc.stderr.strip()}")
+    return (json.loads(proc.stdout).get("deployment") or {}).get("resources") or []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.only != "hub":
             identity = spoke_identity(cfg, args.spoke_subject)
             docs += spoke_documents(cfg, subject_of(identity), args.spoke_role, identity)
+            unbound = {s: unbound_namespaces(stack_resources(s)) for s in args.stack}
+            unbound = {s: ns for s, ns in unbound.items() if ns}
+            if unbound:
+                print(until_up_note(unbound, [n for ns in unbound.values() for n in ns],
+                                    args.spoke_role), file=sys.stderr)
+                docs += until_up_documents(subject_of(identity), args.spoke_role)
         if args.only != "spoke":
             docs += hub_documents(cfg, subject_of(args.hub_subject), args.hub_role)
     except (FleetError, ValueError) as exc:

@@ -20,6 +20,7 @@ release wrote it.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ import pytest
 from kubernetes import client
 
 from core.resource_types import APPROVAL_GATE, CRDS_FIRST, DYNAMIC_KINDS
-from lab.admitted import previous_release_rights
+from lab.admitted import previous_release_rights, state_reads
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
 from lab.paths import REPO
@@ -100,6 +101,13 @@ def kinds_seen() -> set[str]:
     return set()
 
 
+def state_resources(stack: FleetStack) -> list[dict]:
+    """The resources of the stack's state; none when it has no state (yet)."""
+    res = stack.run("stack", "export", "--show-secrets=false")
+    return (json.loads(res.out).get("deployment") or {}).get("resources") or [] \
+        if res.ok else []
+
+
 @pytest.fixture(params=sorted(SHAPES))
 def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
@@ -125,9 +133,11 @@ def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
         new.config_file(REPO / "stacks").write_bytes(
             old.config_file(released / "stacks").read_bytes())
         yield {"shape": request.param, "old": old, "new": new, "apis": apis,
-               "before": before}
+               "before": before, "lab": lab}
     finally:
-        new.destroy()  # a no-op once the test destroyed it; a cleanup when it failed first
+        # A no-op once the test destroyed it; a cleanup when it failed first.
+        with state_reads(lab, state_resources(new)):
+            new.destroy()
         new.remove()
         new.cleanup()
         for spoke in RINGS:
@@ -167,7 +177,10 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
         assert changed == [], changed[:20]
     # The waves state exactly as the release wrote it, the others after this checkout's
     # `up`: the pickled providers a state holds run the deletes.
-    destroyed = new.destroy()
+    # A state the release wrote holds no Secret-reads bindings yet: the rights printed for
+    # it hold the reads until its next `up` (operations.state_reads).
+    with state_reads(recorded["lab"], state_resources(new)):
+        destroyed = new.destroy()
     assert destroyed.ok, destroyed.why
     for spoke, api in recorded["apis"].items():
         after = snapshot(api)
