@@ -40,7 +40,7 @@ from lab.idempotent import delete_if_present
 from lab.spoke_role import lab_documents_of, lab_plans
 from lab.wait import wait_for
 from operations.access_roles import stack_plans
-from operations.state_reads import unbound_namespaces, until_up_documents, until_up_name
+from operations.state_reads import unbound_namespaces, until_up_documents
 
 CONFIG_PREFIX = "knative-fleet:"
 # The API groups every spoke serves: an object of another kind is not served before its CRD.
@@ -188,9 +188,9 @@ PREVIOUS = "lab-previous-release"
 def previous_release_rights(lab: Lab, config: Mapping[str, Any]) -> Iterator[None]:
     """For the block, the lab identity also holds the rights a release before named writes
     checks for (every write verb on any name of the kinds `config`'s plans write, and Secret
-    reads in every namespace), as a
-    stack still on that release holds the rights printed for it; the admission policy
-    stays this checkout's. Then only this checkout's rights again, as after an upgrade."""
+    reads in every namespace), as a stack still on that release holds the rights printed
+    for it; the admission policy stays this checkout's. Then only this checkout's rights
+    again, as after an upgrade."""
     admit(lab, config)
     rights = {Right(r.api_group, r.resource, r.verb) for r in required_rights(config_plans(config))}
     # Before Secret reads were the plan's bindings, a release checked for them cluster-wide.
@@ -203,19 +203,8 @@ def previous_release_rights(lab: Lab, config: Mapping[str, Any]) -> Iterator[Non
                            "name": PREVIOUS},
                "subjects": [{"kind": "ServiceAccount", "name": register.SPOKE_SA,
                              "namespace": register.SPOKE_SA_NAMESPACE}]}
-    for spoke in lab.spokes:
-        register.apply_rbac(spoke.api(), [role, binding])
-        api = client.AuthorizationV1Api(spoke.api())
-        wait_for(lambda a=api: all(_allowed(a, r) for r in rights), 30,
-                 what=f"{spoke.name}: the previous release's rights in force")
-    try:
+    with _granted(lab, [role, binding], rights, "the previous release's rights"):
         yield
-    finally:
-        for spoke in lab.spokes:
-            rbac = client.RbacAuthorizationV1Api(spoke.api())
-            delete_if_present(rbac.delete_cluster_role_binding, PREVIOUS)
-            delete_if_present(rbac.delete_cluster_role, PREVIOUS)
-
 
 UNTIL_UP = "lab"
 
@@ -231,16 +220,24 @@ def state_reads(lab: Lab, resources: list[dict]) -> Iterator[None]:
     who = {"kind": "ServiceAccount", "name": register.SPOKE_SA,
            "namespace": register.SPOKE_SA_NAMESPACE}
     docs = until_up_documents(who, UNTIL_UP)
-    reads = [Right(*SECRETS, verb) for verb in READ_VERBS]
+    reads = {Right(*SECRETS, verb) for verb in READ_VERBS}
+    with _granted(lab, docs, reads, "the Secret reads until up"):
+        yield
+
+
+@contextlib.contextmanager
+def _granted(lab: Lab, docs: list[dict], rights: set[Right], what: str) -> Iterator[None]:
+    """`docs` (a ClusterRole and its ClusterRoleBinding, one name) on every spoke for the
+    block, in force (`rights` allowed) before it starts; deleted after it."""
     for spoke in lab.spokes:
         register.apply_rbac(spoke.api(), docs)
         api = client.AuthorizationV1Api(spoke.api())
-        wait_for(lambda a=api: all(_allowed(a, r) for r in reads), 30,
-                 what=f"{spoke.name}: the Secret reads until up in force")
+        wait_for(lambda a=api: all(_allowed(a, r) for r in rights), 30,
+                 what=f"{spoke.name}: {what} in force")
     try:
         yield
     finally:
-        name = until_up_name(UNTIL_UP)
+        name = docs[0]["metadata"]["name"]
         for spoke in lab.spokes:
             rbac = client.RbacAuthorizationV1Api(spoke.api())
             delete_if_present(rbac.delete_cluster_role_binding, name)
