@@ -117,6 +117,8 @@ class Cluster:
         if key in self.ready:
             return
         if not proc.answers():
+            if proc.lost_its_port():
+                self._stop(key, f"a port it was given was taken; started again (see {proc.log})")
             return
         self.host.routes[(self.name, webhook.ip, webhook.port)] = ("127.0.0.1", proc.port)
         try:

@@ -84,6 +84,10 @@ def pod_webhook(cluster: str, pod: dict) -> PodWebhook:
         service_account=pod["spec"].get("serviceAccountName") or "default", env=tuple(env))
 
 
+# What Knative's webhook logs when a port it was given is taken.
+BIND_ERROR = b"bind: address already in use"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -118,6 +122,7 @@ class WebhookProcess:
         env.update(WEBHOOK_PORT=str(self.port), PROFILING_PORT=str(free_port()),
                    METRICS_PROMETHEUS_PORT=str(free_port()), KUBECONFIG=str(kubeconfig))
         self.log = work / f"{pod.namespace}-{pod.name}.log"
+        self._log_start = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [str(command), "--kubeconfig", str(kubeconfig)], env=env, stdout=out,
@@ -126,6 +131,14 @@ class WebhookProcess:
 
     def running(self) -> bool:
         return self.proc.poll() is None
+
+    def lost_its_port(self) -> bool:
+        """Whether another process bound one of its ports first (free_port's answer is free
+        only until someone binds it): Knative's webhook then logs the error and runs on
+        without serving, so it never answers."""
+        with self.log.open("rb") as log:
+            log.seek(self._log_start)
+            return BIND_ERROR in log.read()
 
     def answers(self) -> bool:
         """Whether the webhook answers its readiness probe as the kubelet sends it (HTTPS

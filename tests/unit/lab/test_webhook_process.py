@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lab.webhooks.process import NoWebhookCommand, impersonating_kubeconfig, pod_webhook
+from lab.wait import wait_for
+from lab.webhooks.process import (
+    NoWebhookCommand,
+    WebhookProcess,
+    impersonating_kubeconfig,
+    pod_webhook,
+)
 
 POD = {
     "metadata": {"name": "webhook-abc", "namespace": "knative-serving",
@@ -62,3 +68,29 @@ def test_the_kubeconfig_acts_as_the_pod_s_service_account(tmp_path: Path) -> Non
     user = yaml.safe_load(out.read_text())["users"][0]["user"]
     assert user == {"token": "t", "as": "system:serviceaccount:knative-serving:controller"}
     assert out.stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize("printed,lost", [
+    ('{"error":"listen tcp :46837: bind: address already in use"}', True),
+    ('{"message":"Informers have been synced"}', False),
+], ids=["port-taken", "serving"])
+def test_a_webhook_whose_port_was_taken_is_known_by_its_own_log(
+        tmp_path: Path, printed: str, lost: bool) -> None:
+    """Only what this process logged counts: an earlier run's error in the same log (the
+    pod's webhook started again) does not."""
+    admin = tmp_path / "admin.kubeconfig"
+    admin.write_text(yaml.safe_dump({"users": [{"name": "admin", "user": {"token": "t"}}]}))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "knative-serving-webhook-abc.log").write_text(
+        "an earlier run: bind: address already in use\n")
+    command = tmp_path / "webhook"
+    command.write_text(f"#!/bin/sh\necho '{printed}'\nexec sleep 30\n")
+    command.chmod(0o755)
+    proc = WebhookProcess(pod_webhook("spoke-1", POD), command, admin, work)
+    try:
+        wait_for(lambda: printed.encode() in proc.log.read_bytes(), 10, interval=0.05,
+                 what="the command's line in its log")
+        assert proc.lost_its_port() is lost
+    finally:
+        proc.stop()
