@@ -19,6 +19,7 @@ from typing import Any
 
 from kubernetes import client
 from kubernetes import config as kube_config
+from kubernetes.client.rest import ApiException
 
 from config.fleet import parse_fleet_config
 from core.errors import FleetError
@@ -54,11 +55,19 @@ def _base(bin_path: Path) -> list[InstallPlan]:
 
 
 class _Admitted:
-    """The plans a lab's rights were last applied for, and the values they hold."""
+    """The plans a lab's rights were last applied for, the values they hold, and the
+    resourceVersions of the documents as this process left them on each spoke."""
 
     def __init__(self, base: list[InstallPlan]) -> None:
         self.plans = list(base)
         self.entries = _entries(self.plans)
+        self.versions: dict[str, dict[str, str]] = {}  # spoke -> "Kind/name" -> version
+
+    def still_on(self, lab: Lab) -> bool:
+        """Whether every spoke holds the rights as this process applied them: another
+        apply (`python -m lab up`, which puts the lab's own back) changes a version."""
+        return all(_versions(spoke, self.versions[spoke.name]) == self.versions[spoke.name]
+                   for spoke in lab.spokes if spoke.name in self.versions)
 
     def holds(self, plans: list[InstallPlan]) -> bool:
         for key, entry in _entries(plans).items():
@@ -101,7 +110,10 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
     plans = config_plans(config)
     if not plans:
         return False
-    admitted = _BY_LAB.setdefault(str(lab.dir.root), _Admitted(_base(lab.bin)))
+    admitted = _BY_LAB.get(str(lab.dir.root))
+    if admitted is None or not admitted.still_on(lab):
+        # The lab's own rights (or, first, what `lab up` applied): grown again from there.
+        admitted = _BY_LAB[str(lab.dir.root)] = _Admitted(_base(lab.bin))
     if admitted.holds(plans):
         return False
     new = required_rights(plans) - required_rights(admitted.plans)
@@ -122,7 +134,31 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
         me = _identity_api(spoke)
         wait_for(lambda m=me: not any(_refused(m, o, plurals) for o in changed), 30,
                  what=f"{spoke.name}: the lab identity's new policy in force")
+        admitted.versions[spoke.name] = _versions(
+            spoke, {f"{d['kind']}/{d['metadata']['name']}": "" for d in docs})
     return True
+
+
+def _versions(spoke: Cluster, held: Mapping[str, str]) -> dict[str, str]:
+    """{"Kind/name": resourceVersion} of the documents `held` names, as the spoke holds
+    them now ("" for one that is gone)."""
+    rbac = client.RbacAuthorizationV1Api(spoke.api())
+    admission = client.AdmissionregistrationV1Api(spoke.api())
+    reads = {"ClusterRole": rbac.read_cluster_role,
+             "ClusterRoleBinding": rbac.read_cluster_role_binding,
+             "ValidatingAdmissionPolicy": admission.read_validating_admission_policy,
+             "ValidatingAdmissionPolicyBinding":
+                 admission.read_validating_admission_policy_binding}
+    out = {}
+    for key in held:
+        kind, name = key.split("/", 1)
+        try:
+            out[key] = reads[kind](name).metadata.resource_version
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            out[key] = ""
+    return out
 
 
 def _changed(plans: list[InstallPlan], held: Mapping[str, Any]) -> list[dict]:
