@@ -60,6 +60,7 @@ class FleetEntry(Strict):
     # Who this spoke's credentials are for, when not the stack's `spokeIdentity`.
     spoke_identity: SpokeIdentity | None = Field(None, alias="spokeIdentity")
 
+
 class FleetConfig(Strict):
     hub: HubConfig = Field(default_factory=HubConfig)
     provider_file: str | None = Field(None, alias="providerFile")

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-RBAC_GROUP = "rbac.authorization.k8s.io"
+from core.names import RBAC_GROUP
+
 DEFAULT_SPOKE_IDENTITY = "ServiceAccount:kube-system/knative-fleet-spoke"
 
 

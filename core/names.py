@@ -14,6 +14,8 @@ KIND: dict[Component, str] = {"serving": "KnativeServing", "eventing": "KnativeE
 CR_NAME: dict[Component, str] = {"serving": "knative-serving", "eventing": "knative-eventing"}
 
 # Every object of an install carries this label with this value (access/ selects on it).
+# The API group of roles and bindings.
+RBAC_GROUP = "rbac.authorization.k8s.io"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "knative-fleet"
 # The release version a release object carries (access/ reads what runs on a spoke).

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.names import RBAC_GROUP
 from knative.plan import InstallPlan
 
 # What the provider does to every object it manages: server-side apply (patch), reads
@@ -59,7 +60,6 @@ PRE_CHECK_READS: tuple[tuple[str, str, str], ...] = (
 OWN_OBJECTS: tuple[tuple[str, str, str, str], ...] = (
     ("coordination.k8s.io", "leases", "kube-system", "knative-fleet-hold"),
 )
-RBAC_GROUP = "rbac.authorization.k8s.io"
 # Read only in the install namespaces, through the plan's bindings (knative.secret_reads).
 SECRETS = ("", "secrets")
 ROLE_RESOURCES = {"ClusterRole": "clusterroles", "Role": "roles"}

@@ -12,8 +12,7 @@ from access import ResolutionError
 from access.spoke_facts import SpokeFacts
 from config.identity import subject_of
 from core.reasons import Reason
-
-SECRET_READS = ("get", "list", "watch")
+from fleet.rights import READ_VERBS, SECRETS, Right, missing_rights
 
 
 def is_identity(text: str, username: str, groups: Iterable[str]) -> bool:
@@ -35,17 +34,9 @@ def as_identity(username: str) -> str:
     return f"User:{username}"
 
 
-def _matches(values: list[str], wanted: str) -> bool:
-    return "*" in values or wanted in values
-
-
 def reads_secrets(rules: list[dict]) -> bool:
     """Whether `rules` (a rules review's) read every Secret without naming one."""
-    return all(any(_matches(r.get("apiGroups") or [], "")
-                   and _matches(r.get("resources") or [], "secrets")
-                   and _matches(r.get("verbs") or [], verb)
-                   and not r.get("resourceNames") for r in rules)
-               for verb in SECRET_READS)
+    return not missing_rights({Right(*SECRETS, verb) for verb in READ_VERBS}, rules)
 
 
 def identity_refusal(spoke: str, identity: str, facts: SpokeFacts) -> ResolutionError | None:

@@ -12,13 +12,16 @@ this namespace."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from config.identity import RBAC_GROUP
-from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RBAC_GROUP
 
 READS = "knative-fleet-secret-reads"  # the Role and its RoleBinding, in each namespace
+# Reading Secrets, whatever their names: what the provider's reads and waits need.
+SECRET_READS_RULE = {"apiGroups": [""], "resources": ["secrets"],
+                     "verbs": ["get", "list", "watch"]}
 
 
 def _meta(namespace: str) -> dict[str, Any]:
@@ -29,8 +32,7 @@ def _meta(namespace: str) -> dict[str, Any]:
 def reads_role(namespace: str) -> dict[str, Any]:
     """Secret reads in `namespace`."""
     return {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "Role", "metadata": _meta(namespace),
-            "rules": [{"apiGroups": [""], "resources": ["secrets"],
-                       "verbs": ["get", "list", "watch"]}]}
+            "rules": [copy.deepcopy(SECRET_READS_RULE)]}
 
 
 def reads_binding(namespace: str, subject: Mapping[str, str]) -> dict[str, Any]:

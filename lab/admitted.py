@@ -131,7 +131,7 @@ def admit(lab: Lab, config: Mapping[str, Any]) -> bool:
                  what=f"{spoke.name}: the lab identity's new rights in force")
         # So does the policy: a dry run of each changed object, as the identity, until
         # the policy no longer refuses it.
-        me = _identity_api(spoke)
+        me = identity_api(spoke)
         wait_for(lambda m=me: not any(_refused(m, o, plurals) for o in changed), 30,
                  what=f"{spoke.name}: the lab identity's new policy in force")
         admitted.versions[spoke.name] = _versions(
@@ -176,7 +176,7 @@ def _changed(plans: list[InstallPlan], held: Mapping[str, Any]) -> list[dict]:
     return out[:10]
 
 
-def _identity_api(spoke: Cluster) -> client.ApiClient:
+def identity_api(spoke: Cluster) -> client.ApiClient:
     """The spoke as the lab's spoke identity (its token, not the admin's certificate)."""
     secret = client.CoreV1Api(spoke.api()).read_namespaced_secret(
         register.SPOKE_TOKEN_SECRET, register.SPOKE_SA_NAMESPACE)

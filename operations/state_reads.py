@@ -8,14 +8,15 @@ wait out every Secret's deletion."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from config.identity import RBAC_GROUP
-from knative.secret_reads import READS
+from core.names import RBAC_GROUP
+from knative.secret_reads import READS, SECRET_READS_RULE
 
-SECRET = "kubernetes:core/v1:Secret"
-READS_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+SECRET_TYPE = "kubernetes:core/v1:Secret"
+ROLE_BINDING_TYPE = f"kubernetes:{RBAC_GROUP}/v1:RoleBinding"
 
 
 def _namespace(resource: Mapping[str, Any]) -> str:
@@ -26,8 +27,8 @@ def _namespace(resource: Mapping[str, Any]) -> str:
 def unbound_namespaces(resources: Iterable[Mapping[str, Any]]) -> list[str]:
     """The namespaces where the state holds Secrets and no Secret-reads binding."""
     resources = list(resources)
-    secrets = {_namespace(r) for r in resources if r.get("type") == SECRET}
-    bound = {_namespace(r) for r in resources if r.get("type") == READS_BINDING
+    secrets = {_namespace(r) for r in resources if r.get("type") == SECRET_TYPE}
+    bound = {_namespace(r) for r in resources if r.get("type") == ROLE_BINDING_TYPE
              and ((r.get("inputs") or {}).get("metadata") or {}).get("name") == READS}
     return sorted(secrets - bound)
 
@@ -42,8 +43,7 @@ def until_up_documents(who: Mapping[str, str], name: str) -> list[dict[str, Any]
     meta = {"name": role, "labels": {"app.kubernetes.io/part-of": "knative-fleet"},
             "annotations": {"knative-fleet.dev/remove-after": "the stack's next pulumi up"}}
     return [{"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRole", "metadata": meta,
-             "rules": [{"apiGroups": [""], "resources": ["secrets"],
-                        "verbs": ["get", "list", "watch"]}]},
+             "rules": [copy.deepcopy(SECRET_READS_RULE)]},
             {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRoleBinding",
              "metadata": dict(meta),
              "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},

@@ -9,37 +9,24 @@ The tests run in file order on spoke-2 and leave it as they found it."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 
 from fleet.rights import RBAC_GROUP, api_group, crd_plurals, plan_objects, resource_of
 from knative.aggregated_roles import feeders_by_role
 from knative.objects import defined_kinds, group_kind
 from knative.plan import InstallPlan
-from lab import register
-from lab.handle import Cluster, Lab
+from lab.admitted import identity_api
+from lab.handle import Lab
 from lab.idempotent import delete_if_present, if_present
 from lab.spoke_role import lab_plans
 from lab.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 FIELD_MANAGER = "knative-fleet"
-
-
-def identity_api(spoke: Cluster) -> client.ApiClient:
-    """The spoke as the lab's spoke identity (its token; not the admin's certificate)."""
-    core = client.CoreV1Api(spoke.api())
-    secret = core.read_namespaced_secret(register.SPOKE_TOKEN_SECRET,
-                                         register.SPOKE_SA_NAMESPACE)
-    cfg = client.Configuration()
-    config.load_kube_config(config_file=spoke.kubeconfig, client_configuration=cfg)
-    cfg.cert_file = cfg.key_file = None
-    cfg.api_key = {"authorization": "Bearer " + base64.b64decode(secret.data["token"]).decode()}
-    return client.ApiClient(cfg)
 
 
 def path_of(obj: dict, plurals: dict, named: bool = True) -> str:
