@@ -35,6 +35,7 @@ from lab.fleet import FleetStack, entry, fleet_config
 from lab.handle import Lab
 from lab.idempotent import delete_if_present
 from lab.paths import REPO
+from lab.wait import wait_for
 from operations.access_roles import hub_documents
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, snapshot
@@ -716,3 +717,49 @@ def test_a_refusal_says_which_fields_are_not_the_plans(world: dict) -> None:
         "containers": [{"name": "controller", "image": "attacker.example/c:1"}]}}}},
         patch="merge")
     assert status == 403 and "containers whose image" in text and ": controller" in text, text
+
+
+def test_the_secret_reads_binding_deleted_cannot_be_made_again_as_anything_else(
+        world: dict) -> None:
+    """The identity may delete the plan's objects (an uninstall does), the Secret-reads
+    binding among them; it may `bind` the release's ClusterRoles and its reads Role, and
+    create a binding of the reads' name anywhere. Made again after its delete by
+    server-side apply (a create by name, which RBAC admits: no earlier value for the
+    policy to keep), the binding is refused as anything but the plan's: another role the
+    identity may bind, another subject. A POST names nothing, so RBAC refuses it first.
+    The plan's own is admitted, which puts it back."""
+    me, admin = limited_api(world), world["s1"].api()
+    path = f"/apis/{RBAC}/v1/namespaces/{KS}/rolebindings/{READS}"
+    bindings = f"/apis/{RBAC}/v1/namespaces/{KS}/rolebindings"
+    release_role = live(admin, f"/apis/{RBAC}/v1/clusterrolebindings/{KNATIVE_BINDING}")[
+        "roleRef"]["name"]
+    assert can_i(me, "bind", "clusterroles", "", RBAC) is False  # only by name
+    status, text = send(me, "DELETE", path)
+    assert status == 200, text
+    try:
+        attempts = {
+            "the release's ClusterRole, bound to itself": {
+                **reads_binding(KS, ME),
+                "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": release_role}},
+            "the reads Role, bound to every user": {
+                **reads_binding(KS, ME), "subjects": [{
+                    "kind": "Group", "name": "system:authenticated", "apiGroup": RBAC}]},
+            "the reads Role, bound to Knative's controller": {
+                **reads_binding(KS, ME), "subjects": [{
+                    "kind": "ServiceAccount", "name": "controller", "namespace": KS}]},
+        }
+        for what, body in attempts.items():
+            status, text = send(me, "POST", bindings, body)
+            assert status == 403 and "ValidatingAdmissionPolicy" not in text, (what, text)
+            status, text = send(me, "PATCH", path, body, patch="apply")
+            print(f"{what}: {status} {json.loads(text).get('message', '')[:200]}")
+            assert status == 403, (what, status, text)
+            assert f"ValidatingAdmissionPolicy '{ROLE}'" in text, (what, text)
+            assert stored(admin, path)[0] == 404, what
+    finally:
+        # The plan's binding, by the identity, as the next `up` makes it.
+        status, text = send(me, "PATCH", path, reads_binding(KS, ME), patch="apply")
+        assert status in (200, 201), text
+    assert live(admin, path)["subjects"] == [ME]
+    assert wait_for(lambda: attempt(me, "GET", f"/api/v1/namespaces/{KS}/secrets")[0] == 200,
+                    30, what="the identity's Secret reads back")
