@@ -1,4 +1,5 @@
-"""The per-resource stack trace: the same frames, URIs and lines as the SDK's, and the
+"""The per-resource stack trace: the program's frames of the SDK's, with the same URIs and
+lines (so the same source position), and the
 SDK functions are the ones it was checked against (its switch and guard:
 test_speedup_registry.py)."""
 
@@ -40,12 +41,28 @@ def _user_code() -> tuple[source_pb2.StackTrace, source_pb2.StackTrace]:
     return Concrete().traces
 
 
-def test_the_trace_of_a_resource_is_the_sdks() -> None:
+def _program_frame(frame: source_pb2.StackFrame) -> bool:
+    return (frame.pc.uri.startswith("file://" + sdk_stack_trace.PROGRAM_ROOT)
+            and "/.venv/" not in frame.pc.uri and "/site-packages/" not in frame.pc.uri)
+
+
+def test_the_trace_of_a_resource_is_the_program_part_of_the_sdks() -> None:
     sdk, ours = _user_code()
     assert len(sdk.frames) > 3
-    assert ours == sdk
+    assert list(ours.frames) == [f for f in sdk.frames if _program_frame(f)]
+    assert len(ours.frames) < len(sdk.frames), "pytest's own frames are not the program's"
+    assert ours.frames[0] == sdk.frames[0]  # the source position the engine keeps
     assert ours.frames[0].pc.uri.endswith("/tests/unit/sdk_speedups/test_sdk_stack_trace.py")
     assert ours.frames[0].pc.line == _user_code.__code__.co_firstlineno + 1
+
+
+def test_files_outside_the_program_are_not_its_own() -> None:
+    root = sdk_stack_trace.PROGRAM_ROOT
+    assert sdk_stack_trace.is_program_file(root + "components/spoke.py")
+    assert not sdk_stack_trace.is_program_file(root + ".venv/lib/python3.11/x.py")
+    assert not sdk_stack_trace.is_program_file("/usr/lib/python3.11/asyncio/events.py")
+    assert not sdk_stack_trace.is_program_file(
+        "/root/.cache/knative-fleet/bin/pulumi-language-python-exec")
 
 
 def test_without_a_third_init_the_trace_is_empty_as_the_sdks() -> None:
