@@ -1,14 +1,14 @@
-"""A component's CRDs applied in one step before their typed resources (fleet.crds_first
-says why): `CustomResourceDefinitionsFirst`, one dynamic resource per component, after
-the install namespace; the component's typed `CustomResourceDefinition` resources depend
-on it and, when the stack has none of them yet, import what it applied.
+"""A component's CRDs applied and held by one step (fleet.crds_first says why):
+`CustomResourceDefinitionsFirst`, one dynamic resource per component, after the install
+namespace; everything of the component that needs its CRDs depends on it.
 
-Create applies every CRD (server-side apply, the fleet's field manager, forced) and
-waits until each is Established; update does the same when the CRDs it holds change
-(an upgrade, a CRD a release adds), before the typed resources are diffed. Its delete
-does nothing: the typed resources, deleted before it, delete or keep the CRDs as
-`deleteCrdsOnDestroy` says. It holds how to reach the spoke (no credential: the exec
-plugin runs at apply time), marked secret. The step itself is in `lifecycle.crds_first`.
+Create applies every CRD (server-side apply, the fleet's field manager, forced), waits
+until each is Established and records a digest of the fields it applied to each; update
+does the same when the CRDs it holds change (an upgrade, a CRD a release adds) or a
+refresh found them drifted. A refresh (`read`) names the CRDs whose applied fields changed
+or that are gone. Its delete keeps the CRDs unless `deleteCrdsOnDestroy` says otherwise.
+It holds how to reach the spoke (no credential: the exec plugin runs at apply time),
+marked secret. The steps themselves are in `lifecycle.crds_first`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from components.dynamic_provider import DynamicProvider
 from core.resource_types import CRDS_FIRST
+from fleet.crds_first import DELETE_ON_DESTROY
 
 
 # Stack states name this class (`components.crds_first._Provider`): it keeps its module
@@ -34,19 +35,45 @@ class _Provider(DynamicProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         from lifecycle import crds_first
 
-        crds_first.apply_crds(props)
-        return super().create(props)
+        recorded = crds_first.apply_crds(props)
+        return CreateResult(id_=self.resource_id(props), outs={**self.outs(props), **recorded})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """An update also when a refresh found drift, or the state records no digests of
+        what was applied (a step an earlier release created)."""
+        result = super().diff(_id, olds, news)
+        if olds.get("drifted") or "applied" not in olds:
+            return DiffResult(changes=True, replaces=[], delete_before_replace=False)
+        return result
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         from lifecycle import crds_first
 
-        crds_first.apply_crds(news)
-        return super().update(_id, olds, news)
+        recorded = crds_first.apply_crds(news)
+        if news.get(DELETE_ON_DESTROY):
+            gone = sorted(set(olds.get("crds") or []) - set(news.get("crds") or []))
+            crds_first.delete_crds(news, gone)
+        return UpdateResult(outs={**self.outs(news), **recorded})
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """A refresh: the outputs as they were, with the CRDs that drifted."""
+        from lifecycle import crds_first
+
+        return ReadResult(id_=id_, outs={**props, "drifted": crds_first.read_drift(props)})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Keeps the CRDs, unless the entry deletes them on destroy."""
+        from lifecycle import crds_first
+
+        if props.get(DELETE_ON_DESTROY):
+            crds_first.delete_crds(props)
 
 
 class CustomResourceDefinitionsFirst(pulumi.dynamic.Resource, module="knative-fleet",
                                      name=CRDS_FIRST.name):
-    """Applies a component's CRDs before their typed resources (module docstring)."""
+    """Applies and holds a component's CRDs (module docstring)."""
+
+    digest: pulumi.Output[str]
 
     def __init__(self, name: str, inputs: dict[str, Any],
                  opts: pulumi.ResourceOptions) -> None:

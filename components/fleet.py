@@ -16,20 +16,24 @@ from components.approval_gate import read_approval_stop
 from components.membership import FleetMembership
 from components.spoke import Spoke
 from components.waves import Registered, register_waves
+from fleet.held_crds import HELD_OUTPUT, held
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
 from rollout.approval import APPROVALS_OUTPUT
 
 
 def register_fleet(plan: FleetPlan,
-                   on_recorded: Callable[[str], None] | None = None) -> dict[str, Spoke]:
+                   on_recorded: Callable[[str], None] | None = None,
+                   typed_crds: Mapping[str, frozenset[str]] | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
     plan says the run fails or a wave waits for approval. `on_recorded(spoke)`: once the
     spoke's anchors are applied (this run's hold on the spoke is given up then:
-    ownership.hold)."""
+    ownership.hold); `typed_crds`: per spoke, the typed CRDs the state holds and would
+    delete (components.held_crds)."""
+    typed_crds = typed_crds or {}
     stop = read_approval_stop(plan)
     membership = FleetMembership(plan.membership)
     reg = register_waves(plan, [membership], on_recorded,
-                         stop.waiting.name if stop.waiting else None)
+                         stop.waiting.name if stop.waiting else None, typed_crds)
     outputs: dict[str, object] = {}
     for step in plan.waves:
         for name in step.spokes:
@@ -37,6 +41,10 @@ def register_fleet(plan: FleetPlan,
             outputs[name] = _spoke_output(plan.spokes[name], step, reg, plan.shows_waves,
                                           last)
     pulumi.export("ring", plan.ring)
+    # Typed CRDs of spokes this run leaves out (a wave waiting for approval, a spoke not
+    # reached) stay as they are: only a run that registered every spoke says `crdsHeld`.
+    pulumi.export(HELD_OUTPUT, held(typed_crds) and not reg.left_out
+                  and all(name in reg.spokes for name in plan.spokes))
     pulumi.export("spokes", outputs)
     if plan.shows_waves:
         pulumi.export("waves", {step.name: reg.wave_output(step) for step in plan.waves})

@@ -31,6 +31,7 @@ class Spoke(pulumi.ComponentResource):
 
     deployments: list[pulumi.Resource]
     registered: list[pulumi.Resource]
+    crd_steps: list[pulumi.Resource]  # each component's CRDs-first step
     ready: pulumi.Output[bool]
 
     def __init__(
@@ -41,11 +42,14 @@ class Spoke(pulumi.ComponentResource):
         delete_unreachable: bool = False,
         after: list[pulumi.Resource] | None = None,
         on_recorded: Callable[[str], None] | None = None,
+        typed_crds: frozenset[str] = frozenset(),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`after`: what every resource of the spoke waits for (the fleet membership and,
         in a rollout, the gate of the wave before). `on_recorded(name)` runs once every
-        anchor of the install is applied: the install then records this stack."""
+        anchor of the install is applied: the install then records this stack.
+        `typed_crds`: the typed CRD resources the state holds and would delete
+        (fleet.held_crds), registered once more, kept on delete."""
         super().__init__(SPOKE_TYPE, name, None, opts)
         after = list(after or [])
         self.provider = k8s.Provider(
@@ -66,8 +70,10 @@ class Spoke(pulumi.ComponentResource):
         self.registered = []
         self._removers: list[pulumi.Resource] = []
         self._crds_first: list[pulumi.Resource] = []
+        self.crd_steps = []
         self._spoke_name = name
         self._spoke_install = install
+        self._typed_crds = typed_crds
         self._anchors: list[pulumi.Resource] = []
         roots = self._guard_aggregated_roles(name, install, after)
         for component in install.components:
@@ -83,25 +89,16 @@ class Spoke(pulumi.ComponentResource):
         self.register_outputs({"ready": self.ready})
 
     def _register(self, obj: PlannedObject, body: dict,
-                  depends_on: list[pulumi.Resource]) -> ReleaseObject:
+                  depends_on: list[pulumi.Resource],
+                  retain_on_delete: bool | None = None) -> ReleaseObject:
         opts = pulumi.ResourceOptions(
             parent=self, provider=self.provider, depends_on=depends_on,
             ignore_changes=list(obj.ignore_changes) if obj.ignore_changes is not None else None,
-            retain_on_delete=obj.retain_on_delete, import_=self._import_id(obj))
+            retain_on_delete=obj.retain_on_delete if retain_on_delete is None
+            else retain_on_delete)
         res = ReleaseObject(obj.type_token, obj.name, body, opts)
         self.registered.append(res)
         return res
-
-    @staticmethod
-    def _import_id(obj: PlannedObject) -> str | None:
-        """The id an `up` imports the object by (fleet.crds_first): the engine imports
-        only when the stack has no resource of that URN, or one of another id, and a
-        CRD's id is its name, so a stack's existing CRD resources go on as they were. A
-        preview imports nothing: there its CRDs-first step has applied nothing yet, and
-        an import of a CRD the spoke does not have would fail it."""
-        if obj.import_id is None or pulumi.runtime.is_dry_run():
-            return None
-        return obj.import_id
 
     def _guard_aggregated_roles(self, spoke: str, install: SpokeInstall,
                                 after: list[pulumi.Resource]) -> list[pulumi.Resource]:
@@ -159,7 +156,10 @@ class Spoke(pulumi.ComponentResource):
             deps = (list(dict.fromkeys(r for s in stage.after for r in done[s]))
                     if stage.after else list(roots))
             if stage.stage is Stage.CRDS and component.crds_first is not None:
-                deps = [self._apply_crds_first(component, deps)]
+                step = self._apply_crds_first(component, deps)
+                self._typed(stage.objects, step)
+                done[stage.stage] = [step]
+                continue
             resources: list[pulumi.Resource] = []
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
@@ -199,7 +199,17 @@ class Spoke(pulumi.ComponentResource):
                                    install.plugin_timeout_s),
             pulumi.ResourceOptions(parent=self, depends_on=after))
         self._crds_first.append(step)
+        self.crd_steps.append(step)
         return step
+
+    def _typed(self, crds: tuple[PlannedObject, ...], step: pulumi.Resource) -> None:
+        """The typed CRDs of `crds` the state holds and would delete (fleet.held_crds),
+        as they were, now kept on delete: the next run lets them go. Not in
+        `registered`, as the step is not."""
+        for obj in crds:
+            if obj.name in self._typed_crds:
+                self._register(obj, obj.registered_body, [step], retain_on_delete=True)
+                self._crds_first.append(self.registered.pop())
 
     def _webhooks_first(self, component: ComponentInstall,
                         after: list[pulumi.Resource]) -> None:

@@ -26,9 +26,14 @@ from ownership.identity import (
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 
 
-def read_identity() -> StackIdentity:
-    """The identity this stack's state keeps, or a new one on its first run; raises
-    OutputsUnreadable (a BackendUnknown) when its outputs cannot be read."""
+def stack_name() -> str:
+    """This stack as the engine and the CLI name it: `organization/project/stack`."""
+    return f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+
+
+def read_outputs() -> dict:
+    """The outputs the stack's last recorded run left (an empty map: none yet); raises
+    OutputsUnreadable (a BackendUnknown) when they cannot be read."""
     organization, project, stack = (pulumi.get_organization(), pulumi.get_project(),
                                      pulumi.get_stack())
     name = owner_name(backend_url(), organization, project, stack)
@@ -42,7 +47,16 @@ def read_identity() -> StackIdentity:
     outputs = found.value.get("outputs") if isinstance(found.value, dict) else None
     if not isinstance(outputs, dict):
         raise outputs_unreadable(name, f"the engine answered no outputs ({found.value!r})")
-    return identity_from_outputs(outputs, name)
+    return outputs
+
+
+def read_identity(outputs: dict | None = None) -> StackIdentity:
+    """The identity this stack's state keeps (in `outputs`, read_outputs' answer, read
+    here when not given), or a new one on its first run; raises OutputsUnreadable (a
+    BackendUnknown) when the outputs cannot be read."""
+    name = owner_name(backend_url(), pulumi.get_organization(), pulumi.get_project(),
+                      pulumi.get_stack())
+    return identity_from_outputs(read_outputs() if outputs is None else outputs, name)
 
 
 def export_identity(identity: StackIdentity) -> None:

@@ -7,7 +7,7 @@ registers nothing of it or of the waves after it (rollout.approval)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -21,19 +21,24 @@ from lifecycle import wave_gate
 from rollout.approval import WAITING_FOR_APPROVAL
 
 
-def _changes(resources: list[pulumi.Resource]) -> pulumi.Output[str]:
+def _changes(resources: list[pulumi.Resource],
+             crd_steps: Sequence[pulumi.Resource] = ()) -> pulumi.Output[str]:
     """A digest of what the resources hold after this run: it changes exactly when the
-    run created or updated one of them (their uid and resourceVersion)."""
+    run created or updated one of them (their uid and resourceVersion), or changed the
+    CRDs a CRDs-first step holds (its digest)."""
     metas = [r.metadata for r in resources]  # type: ignore[attr-defined]
+    digests = [s.digest for s in crd_steps]  # type: ignore[attr-defined]
 
     def digest(values: list) -> str:
         h = hashlib.sha256()
-        for meta in values:
+        for meta in values[:len(metas)]:
             meta = meta or {}
             h.update(f"{meta.get('uid')}/{meta.get('resourceVersion')};".encode())
+        for crds in values[len(metas):]:
+            h.update(f"crds {crds};".encode())
         return h.hexdigest()
 
-    return pulumi.Output.all(*metas).apply(digest)
+    return pulumi.Output.all(*metas, *digests).apply(digest)
 
 
 @dataclass
@@ -80,11 +85,14 @@ class Registered:
 
 def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
                    on_recorded: Callable[[str], None] | None = None,
-                   stop_before: str | None = None) -> Registered:
+                   stop_before: str | None = None,
+                   typed_crds: Mapping[str, frozenset[str]] | None = None) -> Registered:
     """Registers the started waves in order, each batch after the gate of the one before,
     up to the wave `stop_before` (it waits for approval: neither it nor a later wave is
     registered, so they keep their objects). `on_recorded(spoke)` runs once a spoke's
-    anchors are applied (components.spoke)."""
+    anchors are applied (components.spoke); `typed_crds`: per spoke, the typed CRDs the
+    state holds and would delete (fleet.held_crds)."""
+    typed_crds = typed_crds or {}
     reg = Registered()
     after = first
     for step in plan.waves:
@@ -100,18 +108,21 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
             after = [gate]
         for batch in step.batches:
             spokes = {name: Spoke(name, plan.spokes[name].install, after=after,
-                                 on_recorded=on_recorded)  # type: ignore[arg-type]
+                                 on_recorded=on_recorded,
+                                 typed_crds=typed_crds.get(name, frozenset()))  # type: ignore[arg-type]
                       for name in batch.spokes}
             reg.spokes.update(spokes)
             reg.ready.update({name: spoke.ready for name, spoke in spokes.items()})
             if not step.gated or not spokes:
                 continue
             registered = [r for s in spokes.values() for r in s.registered]
+            crd_steps = [r for s in spokes.values() for r in s.crd_steps]
             installs = {name: plan.spokes[name].install for name in spokes}
             gate = WaveGate(
                 batch.gate,
-                inputs=wave_gate.gate_inputs(step, batch, installs, _changes(registered)),
-                opts=pulumi.ResourceOptions(depends_on=registered))
+                inputs=wave_gate.gate_inputs(step, batch, installs,
+                                             _changes(registered, crd_steps)),
+                opts=pulumi.ResourceOptions(depends_on=[*registered, *crd_steps]))
             reg.gates[step.name].append(gate)
             for name in spokes:
                 reg.ready[name] = gate.healthy.apply(

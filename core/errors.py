@@ -19,14 +19,17 @@
      │    └── TransformError        an entry's spec does not fit the release
      ├── BackendUnknown         the stack's state backend cannot be told or read
      │    │                     (ownership.identity)
-     │    └── OutputsUnreadable     the stack's outputs, where its owner id is kept
+     │    ├── OutputsUnreadable     the stack's outputs, where its owner id is kept
+     │    └── StateUnreadable       the stack's state, read for the typed CRDs an earlier
+     │                              release left in it (components.held_crds)
      ├── OwnershipError         a spoke this stack may not change now (ownership.errors)
      │    ├── OwnedByAnotherStack   another stack's record is on the install
      │    ├── HeldByAnotherRun      another run holds the spoke
      │    └── OwnerUnknown          the record could not be read (fail closed)
      ├── StepError              a dynamic resource's step on a spoke failed (lifecycle/):
      │    │                     the spoke, what was left as it was, the way on
-     │    ├── CrdsNotApplied        a component's CRDs were not applied or Established
+     │    ├── CrdsNotApplied        a component's CRDs were not applied, Established or
+     │    │                         (deleteCrdsOnDestroy) deleted
      │    └── WebhookConfigurationsLeft  an install's webhook configurations could not
      │                                   be deleted before their webhooks
      └── Refused                a command will not act as asked: why, and what to do

@@ -1,18 +1,21 @@
-"""A component's CRDs applied in one step before their typed resources, as plain data.
+"""A component's CRDs, held and applied by one step, as plain data.
 
 pulumi-kubernetes (4.25) drops its cached OpenAPI schema after every
 CustomResourceDefinition it *creates*, and its next call fetches `/openapi/v2` again,
 for which the spoke's API server rebuilds the schema of every CRD it serves: one rebuild
-per CRD created. Reading (importing) a CRD drops nothing. So each component's CRDs are
-applied by one dynamic resource (components.crds_first: server-side apply with the
-fleet's field manager, forced, then a wait for `Established`), and each typed
-`CustomResourceDefinition` resource that is new to the stack then imports the CRD that
-step applied instead of creating it. The typed resources keep their names, types and
-URNs, so a stack an earlier release installed keeps every CRD as it is.
+per CRD created. And a typed `CustomResourceDefinition` resource keeps its whole schema
+three times in the state (inputs, the live object, a copy of the inputs): the release's
+CRDs were about half of a spoke's state, which the engine writes again at every
+checkpoint. So each component's CRDs are one dynamic resource (components.crds_first):
+it applies them (server-side apply with the fleet's field manager, forced, then a wait
+for `Established`), holds their names, a digest and the bodies once, compressed, as its
+inputs, and of the live CRDs only a digest each of the fields the fleet applied (what a
+refresh compares: drift). No typed CRD resource is registered (fleet.held_crds: those an
+earlier release's state holds).
 
-The step's inputs hold the CRD bodies exactly as the typed resources apply them,
-compressed: the state already holds each CRD twice (the typed resource's inputs and
-outputs), and the checkpoint is written after every step.
+Its delete keeps the CRDs, as the operator does, unless the entry says
+`deleteCrdsOnDestroy: true` (the step's `deleteOnDestroy`): then it deletes them, after
+everything of the component that depends on it.
 """
 
 from __future__ import annotations
@@ -69,11 +72,27 @@ def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
                 plugin_timeout_s: float) -> dict[str, Any]:
     """The inputs of the component's CRDs-first step (components.crds_first registers
     them; the offline review plans the same): the CRD names, the digest its provider's
-    diff compares, the bodies and how to reach the spoke."""
+    diff compares, the bodies and how to reach the spoke; `deleteOnDestroy` only when
+    the entry deletes its CRDs on destroy (a state that keeps them holds the same inputs
+    as before that key)."""
     assert component.crds_first is not None
-    bodies = [o.registered_body for o in crd_objects(component)]
+    objects = crd_objects(component)
+    bodies = [o.registered_body for o in objects]
     digest, manifest = encode(bodies)
-    return {"id": component.crds_first, "spoke": spoke,
-            "crds": [b["metadata"]["name"] for b in bodies], "digest": digest,
-            "manifest": manifest, "connection": connection,
-            "pluginTimeoutSeconds": plugin_timeout_s}
+    inputs: dict[str, Any] = {
+        "id": component.crds_first, "spoke": spoke,
+        "crds": [b["metadata"]["name"] for b in bodies], "digest": digest,
+        "manifest": manifest, "connection": connection,
+        "pluginTimeoutSeconds": plugin_timeout_s}
+    if deletes_on_destroy(objects):
+        inputs[DELETE_ON_DESTROY] = True
+    return inputs
+
+
+DELETE_ON_DESTROY = "deleteOnDestroy"
+
+
+def deletes_on_destroy(crds: Sequence[PlannedObject]) -> bool:
+    """Whether the entry deletes these CRDs on destroy (`deleteCrdsOnDestroy: true`: the
+    plan does not keep them on delete)."""
+    return any(o.retain_on_delete is False for o in crds)

@@ -123,10 +123,10 @@ def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
     if stage.name is Stage.NAMESPACE:
         return planned(spoke, obj, gated, ignore_changes=NAMESPACE_IGNORED)
     if stage.name is Stage.CRDS:
-        # Applied first by the component's CRDs-first step; a stack without the CRD's
-        # resource imports it (fleet.crds_first).
+        # Held and applied by the component's CRDs-first step (fleet.crds_first), which
+        # deletes them on destroy as `retain_on_delete` says; registered typed only while
+        # an earlier release's state holds them so (fleet.held_crds).
         return planned(spoke, obj, gated, retain_on_delete=not plan.delete_crds,
-                       import_id=obj["metadata"]["name"],
                        server_defaults=crd_defaults.server_defaults(obj) or None)
     if is_aggregated(obj):
         # Stands for the role its guard registered first: nothing of it is applied here.

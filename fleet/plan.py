@@ -41,11 +41,8 @@ class PlannedObject:
     retain_on_delete: bool | None = None
     ignore_changes: tuple[str, ...] | None = None  # fields the cluster owns
     guards: tuple[str, ...] = ()  # aggregated roles whose guard this object waits for
-    # The id an `up` imports the object by when the stack has no resource of its name
-    # yet: a CRD its component's CRDs-first step applied (fleet.crds_first). None: created.
-    import_id: str | None = None
     # What the API server fills in that `body` leaves out (knative.crd_defaults), applied
-    # and registered with it so an imported CRD's inputs equal the program's; kept apart
+    # and held with it, as an earlier release's typed CRD holds it; kept apart
     # from `body` so a wave's digest (rollout.approval) is the release's objects alone.
     server_defaults: dict[str, Any] | None = None
 

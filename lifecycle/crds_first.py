@@ -10,34 +10,47 @@ applied, is adopted. Then the step waits until every CRD is `Established`: the o
 of its kinds come after it. It polls with one list of the CRDs their shared labels select
 (a Knative release's all carry `knative.dev/crd-install=true` and its name), not a read
 per CRD: the spoke answers one request per poll instead of one per CRD. Any failure is
-raised: the step fails, and nothing that waits for it (the CRDs' typed resources, the
-install after them) is registered.
+raised: the step fails, and nothing that waits for it (the install after it) is
+registered.
+
+Once they are Established it records, per CRD, a digest of the fields the fleet applied
+as the live CRD holds them (lifecycle.applied_fields): a refresh reads the CRDs again and
+names those whose digest changed, or that are gone (`drifted`), and the next `up` applies
+them again. Its delete, when the entry says `deleteCrdsOnDestroy: true`, deletes the CRDs
+and waits until they are gone.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from access.spoke_client import spoke_client
 from core.errors import StepError
 from fleet import crds_first
 from fleet.objects import APPLY_ANNOTATIONS
 from knative.aggregated_roles import selector_string
+from lifecycle.applied_fields import applied_digest
 
 FIELD_MANAGER = APPLY_ANNOTATIONS["pulumi.com/patchFieldManager"]
 FORCE = APPLY_ANNOTATIONS["pulumi.com/patchForce"] == "true"
 REQUEST_TIMEOUT_S = 30
 ESTABLISHED_TIMEOUT_S = 120.0
+DELETED_TIMEOUT_S = 600.0
 POLL_S = 0.2
+DELETED = "deleted"
+CHANGED = "changed"
 
 
 class CrdsNotApplied(StepError):
-    """The component's CRDs could not be applied or did not become Established; the
-    message names the spoke, the CRDs and the way on."""
+    """The component's CRDs could not be applied, did not become Established, or (with
+    `deleteOnDestroy`) were not deleted; the message names the spoke, the CRDs and the
+    way on."""
 
 
 def established(crd: client.V1CustomResourceDefinition) -> bool:
@@ -105,20 +118,111 @@ def apply_all(ext: Any, bodies: Sequence[Mapping[str, Any]],
     return names
 
 
-def apply_crds(props: dict[str, Any]) -> list[str]:
-    """The step: the CRDs of `props["manifest"]` applied to the spoke and Established.
-    Its failure is a CrdsNotApplied that names the spoke and the way on."""
+def live_crds(ext: Any, names: Sequence[str], selector: str) -> dict[str, dict[str, Any]]:
+    """The live CRDs of `names` as the API server sends them (plain JSON): one list of
+    those the selector matches, a read for any other; a CRD that is gone is left out."""
+    found: dict[str, dict[str, Any]] = {}
+    if selector:
+        answer = ext.list_custom_resource_definition(
+            label_selector=selector, _preload_content=False,
+            _request_timeout=REQUEST_TIMEOUT_S)
+        for item in json.loads(answer.data).get("items") or []:
+            found[item["metadata"]["name"]] = item
+    for name in names:
+        if name in found:
+            continue
+        try:
+            answer = ext.read_custom_resource_definition(
+                name, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S)
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        found[name] = json.loads(answer.data)
+    return {name: found[name] for name in names if name in found}
+
+
+def applied_digests(ext: Any, names: Sequence[str], selector: str) -> dict[str, str]:
+    """{name: digest of the fields the fleet applied} of the live CRDs."""
+    return {name: applied_digest(body, FIELD_MANAGER)
+            for name, body in live_crds(ext, names, selector).items()}
+
+
+def drifted(recorded: Mapping[str, str], live: Mapping[str, str]) -> list[dict[str, str]]:
+    """The CRDs whose fleet-applied fields are not as recorded: gone, or changed."""
+    return [{"name": name, "change": DELETED if name not in live else CHANGED}
+            for name in sorted(recorded) if live.get(name) != recorded[name]]
+
+
+def _failed(props: Mapping[str, Any], doing: str, exc: Exception, after: str) -> CrdsNotApplied:
     names = props.get("crds") or []
+    return CrdsNotApplied(
+        f"spoke {props.get('spoke')!r}: could not {doing} the CustomResourceDefinitions "
+        f"{', '.join(names)}: {type(exc).__name__}: {exc}. {after} Fix: make sure the "
+        "spoke and the hub are reachable (the access provider's plugin runs for this "
+        "step) and that the spoke's credential may do so, then run the command again.")
+
+
+def apply_crds(props: dict[str, Any]) -> dict[str, Any]:
+    """The step: the CRDs of `props["manifest"]` applied to the spoke and Established;
+    returns what the state records of them (`applied`: each one's digest, `selector`).
+    Its failure is a CrdsNotApplied that names the spoke and the way on."""
     try:
         bodies = crds_first.decode(props["manifest"])
         timeout = float(props.get("pluginTimeoutSeconds") or 30)
         with spoke_client(props["connection"], timeout) as api:
-            return apply_all(client.ApiextensionsV1Api(api), bodies)
+            ext = client.ApiextensionsV1Api(api)
+            names = apply_all(ext, bodies)
+            selector = shared_labels(bodies)
+            return {"applied": applied_digests(ext, names, selector), "selector": selector}
     except Exception as exc:  # noqa: BLE001 - fail closed, naming the spoke
-        raise CrdsNotApplied(
-            f"spoke {props.get('spoke')!r}: could not apply the CustomResourceDefinitions "
-            f"{', '.join(names)} before their resources: {type(exc).__name__}: {exc}. "
-            "Nothing that needs them was registered. Fix: make sure the spoke and the hub "
-            "are reachable (the access provider's plugin runs for this step) and that the "
-            "spoke's credential may apply CustomResourceDefinitions, then run the command "
-            "again.") from exc
+        raise _failed(props, "apply", exc, "Nothing that needs them was registered.") from exc
+
+
+def read_drift(props: dict[str, Any]) -> list[dict[str, str]]:
+    """A refresh's read: the recorded CRDs whose fleet-applied fields changed or that are
+    gone (none known for a state that records no digests)."""
+    recorded = props.get("applied")
+    if not isinstance(recorded, dict) or not recorded:
+        return []
+    timeout = float(props.get("pluginTimeoutSeconds") or 30)
+    with spoke_client(props["connection"], timeout) as api:
+        live = applied_digests(client.ApiextensionsV1Api(api), sorted(recorded),
+                               str(props.get("selector") or ""))
+    return drifted(recorded, live)
+
+
+def delete_all(ext: Any, names: Sequence[str], timeout_s: float = DELETED_TIMEOUT_S,
+               clock: Callable[[], float] = time.monotonic,
+               sleep: Callable[[float], None] = time.sleep) -> None:
+    """Deletes each CRD (one that is gone already is fine), then waits until none is
+    left: the API server deletes a CRD after every custom resource of its kind."""
+    for name in names:
+        try:
+            ext.delete_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT_S)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+    deadline = clock() + timeout_s
+    left = list(names)
+    while True:
+        left = list(live_crds(ext, left, ""))
+        if not left:
+            return
+        if clock() >= deadline:
+            raise CrdsNotApplied(f"not deleted after {timeout_s:.0f} s: {', '.join(left)}")
+        sleep(POLL_S)
+
+
+def delete_crds(props: dict[str, Any], names: Sequence[str] | None = None) -> None:
+    """The step's delete with `deleteOnDestroy`: its CRDs (or `names`) deleted and gone."""
+    names = list(props.get("crds") or []) if names is None else list(names)
+    if not names:
+        return
+    try:
+        timeout = float(props.get("pluginTimeoutSeconds") or 30)
+        with spoke_client(props["connection"], timeout) as api:
+            delete_all(client.ApiextensionsV1Api(api), names)
+    except Exception as exc:  # noqa: BLE001 - fail closed, naming the spoke
+        raise _failed(props, "delete", exc,
+                      "What was not deleted is still in the state.") from exc

@@ -39,11 +39,11 @@ APPROVALS_OUTPUT = "approvals"
 WAITING_FOR_APPROVAL = "WaitingForApproval"
 
 # What the digest leaves out of a spoke's install: how it is reached, not what runs there;
-# nor how its CRDs are registered (applied first, then imported: fleet.crds_first, with
-# the fields the API server fills in anyway: knative.crd_defaults), so a program that
-# registers them so asks no wave for approval again.
+# nor how its CRDs are held (by the CRDs-first step: fleet.crds_first, with the fields the
+# API server fills in anyway: knative.crd_defaults), so a program that holds them so asks
+# no wave for approval again.
 _REACH = frozenset({"kubeconfig", "identifier", "connection", "plugin_timeout_s",
-                    "owner_guard", "crds_first", "import_id", "server_defaults"})
+                    "owner_guard", "crds_first", "server_defaults"})
 
 
 def wave_digest(installs: Mapping[str, Any]) -> str:

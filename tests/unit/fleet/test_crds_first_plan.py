@@ -1,6 +1,6 @@
-"""The CRDs-first step as plain data: each component with CRDs gets one, its CRDs carry
-their name as the id an `up` imports them by, and the bodies travel packed, the same in
-every process."""
+"""The CRDs-first step as plain data: each component with CRDs gets one, it holds its
+CRDs (no typed resource imports or creates them), deletes them on destroy only when the
+entry says so, and the bodies travel packed, the same in every process."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 
 from fleet import crds_first, plan_fleet
 from fleet.plan import Role
-from knative.plan import Stage
 from tests.support.factories import FakeInventory, two_spoke_fleet
 
 
@@ -24,17 +23,34 @@ def test_each_component_with_crds_gets_a_step(installs) -> None:
                      "spoke-b:knative-serving/crds-first"}
 
 
-def test_only_the_crds_are_imported_and_by_their_name(installs) -> None:
+def test_the_crds_are_the_steps_with_the_servers_defaults(installs) -> None:
     for install in installs.values():
         for component in install.components:
-            for stage in component.stages:
-                for obj in stage.objects:
-                    if stage.stage is Stage.CRDS:
-                        assert obj.import_id == obj.object_name
-                        assert obj.role is Role.PLAIN
-                        assert obj.server_defaults, obj.name
-                    else:
-                        assert obj.import_id is None, obj.name
+            crds = crds_first.crd_objects(component)
+            assert crds and component.crds_first
+            for obj in crds:
+                assert obj.role is Role.PLAIN
+                assert obj.server_defaults, obj.name
+                assert obj.retain_on_delete is True  # the default keeps them
+            inputs = crds_first.step_inputs(component, "s", {"server": "s"}, 5.0)
+            assert crds_first.DELETE_ON_DESTROY not in inputs
+
+
+def test_the_step_deletes_on_destroy_only_when_the_entry_says_so() -> None:
+    from config.fleet import parse_fleet_config
+    from lab.paths import RELEASES
+
+    fleet = parse_fleet_config({"releaseBase": f"file://{RELEASES}", "fleet": [
+        {"name": "spoke-a", "clusterProfileRef": {"name": "a", "namespace": "f"},
+         "serving": {"version": "1.23", "deleteCrdsOnDestroy": True},
+         "eventing": {"version": "1.23"}}]})
+    plan = plan_fleet(fleet, FakeInventory())
+    for spoke in plan.spokes.values():
+        for component in spoke.install.components:
+            inputs = crds_first.step_inputs(component, "s", {"server": "s"}, 5.0)
+            deletes = component.component == "serving"
+            assert inputs.get(crds_first.DELETE_ON_DESTROY, False) is deletes
+            assert crds_first.deletes_on_destroy(crds_first.crd_objects(component)) is deletes
 
 
 def test_the_inputs_hold_the_bodies_the_typed_crds_apply(installs) -> None:

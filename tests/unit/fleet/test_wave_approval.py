@@ -75,7 +75,7 @@ def test_how_the_crds_are_registered_is_not_part_of_the_change():
     without = {n: dataclasses.replace(i, components=tuple(
         dataclasses.replace(c, crds_first=None, stages=tuple(
             dataclasses.replace(s, objects=tuple(
-                dataclasses.replace(o, import_id=None, server_defaults=None)
+                dataclasses.replace(o, server_defaults=None)
                 for o in s.objects))
             for s in c.stages))
         for c in i.components)) for n, i in installs.items()}

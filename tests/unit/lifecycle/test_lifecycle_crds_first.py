@@ -1,10 +1,16 @@
 """The CRDs-first step: each CRD server-side applied with the fleet's field manager,
-forced, then awaited until Established; a failure names the spoke and the CRDs."""
+forced, then awaited until Established, a digest of the fields applied recorded per CRD;
+a refresh names the CRDs whose applied fields changed or that are gone; with
+`deleteOnDestroy` its delete deletes them and waits until they are gone; a failure names
+the spoke and the CRDs."""
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import json
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +25,7 @@ SPEC = client.V1CustomResourceDefinitionSpec(
     names=client.V1CustomResourceDefinitionNames(kind="A", plural="a"))
 ESTABLISHED = [client.V1CustomResourceDefinitionCondition(type="NamesAccepted", status="True"),
                client.V1CustomResourceDefinitionCondition(type="Established", status="True")]
+ESTABLISHED_JSON = [{"type": "Established", "status": "True"}]
 
 
 class FakeExtensions:
@@ -35,6 +42,9 @@ class FakeExtensions:
         self.applied: list[tuple[str, dict, dict]] = []
         self.reads: list[str] = []
         self.lists: list[str] = []
+        self.live: dict[str, dict] = {}  # name -> the CRD as JSON, managedFields included
+        self.deleted: list[str] = []
+        self.lingering: dict[str, int] = {}  # name -> reads it is still there after delete
 
     def _crd(self, name: str) -> client.V1CustomResourceDefinition:
         """The CRD as the client returns it (its model), Established unless late."""
@@ -51,24 +61,54 @@ class FakeExtensions:
         if self.fail:
             raise ApiException(status=self.fail, reason="Forbidden")
         self.applied.append((name, body, kw))
+        live = copy.deepcopy(body)
+        live["metadata"]["managedFields"] = [{
+            "manager": kw["field_manager"], "operation": "Apply",
+            "fieldsV1": fields_of(body)}]
+        live["metadata"]["uid"] = f"uid-{len(self.applied)}"
+        self.live[name] = live
         return self._crd(name)
 
-    def list_custom_resource_definition(self, label_selector: str,
-                                        **_: Any) -> client.V1CustomResourceDefinitionList:
+    def list_custom_resource_definition(self, label_selector: str, **kw: Any) -> Any:
         """The applied CRDs whose labels hold every `k=v` of the selector."""
         self.lists.append(label_selector)
         if self.list_fail:
             raise ApiException(status=self.list_fail, reason="Forbidden")
         wanted = set(label_selector.split(","))
-        return client.V1CustomResourceDefinitionList(items=[
-            self._crd(name) for name, body, _ in self.applied
-            if name not in self.unlisted
-            and wanted <= {f"{k}={v}" for k, v in body["metadata"].get("labels", {}).items()}])
+        names = [name for name, body in self.live.items()
+                 if name not in self.unlisted
+                 and wanted <= {f"{k}={v}" for k, v in
+                                body["metadata"].get("labels", {}).items()}]
+        if kw.get("_preload_content") is False:
+            return SimpleNamespace(data=json.dumps(
+                {"items": [self.live[n] for n in names]}).encode())
+        return client.V1CustomResourceDefinitionList(items=[self._crd(n) for n in names])
 
-    def read_custom_resource_definition(self, name: str,
-                                        **_: Any) -> client.V1CustomResourceDefinition:
+    def read_custom_resource_definition(self, name: str, **kw: Any) -> Any:
         self.reads.append(name)
+        if name in self.deleted and self.lingering.get(name, 0) > 0:
+            self.lingering[name] -= 1
+        elif name in self.deleted or name not in self.live:
+            self.live.pop(name, None)
+            raise ApiException(status=404, reason="Not Found")
+        if kw.get("_preload_content") is False:
+            return SimpleNamespace(data=json.dumps(self.live[name]).encode())
         return self._crd(name)
+
+    def delete_custom_resource_definition(self, name: str, **_: Any) -> None:
+        if self.fail:
+            raise ApiException(status=self.fail, reason="Forbidden")
+        if name not in self.live or name in self.deleted:
+            raise ApiException(status=404, reason="Not Found")
+        self.deleted.append(name)
+        if not self.lingering.get(name):
+            del self.live[name]
+
+
+def fields_of(body: dict) -> dict:
+    """The fieldsV1 set of every field of `body` (lists owned whole)."""
+    return {f"f:{k}": fields_of(v) if isinstance(v, dict) and v else {}
+            for k, v in body.items()}
 
 
 RELEASE = {"knative.dev/crd-install": "true", "app.kubernetes.io/name": "knative-serving"}
@@ -158,9 +198,12 @@ def _props(bodies: list[dict]) -> dict[str, Any]:
 
 
 def test_the_step_applies_the_manifest_through_the_spokes_connection(spoke) -> None:
-    assert step.apply_crds(_props([_body("a.x")])) == ["a.x"]
+    recorded = step.apply_crds(_props([_body("a.x", RELEASE), _body("b.x", RELEASE)]))
     assert spoke["connection"] == {"server": "https://spoke-1"} and spoke["timeout"] == 7.0
-    assert [n for n, *_ in spoke["ext"].applied] == ["a.x"]
+    assert [n for n, *_ in spoke["ext"].applied] == ["a.x", "b.x"]
+    assert set(recorded["applied"]) == {"a.x", "b.x"}
+    assert recorded["selector"] == step.shared_labels([_body("a.x", RELEASE)])
+    assert recorded["applied"]["a.x"] != recorded["applied"]["b.x"]
 
 
 def test_a_refused_apply_fails_closed_naming_the_spoke(spoke) -> None:
@@ -169,8 +212,94 @@ def test_a_refused_apply_fails_closed_naming_the_spoke(spoke) -> None:
         step.apply_crds(_props([_body("a.x"), _body("b.x")]))
     text = str(got.value)
     assert text.startswith("spoke 'spoke-1': could not apply the CustomResourceDefinitions "
-                           "a.x, b.x before their resources: ApiException")
+                           "a.x, b.x: ApiException")
+    assert "Nothing that needs them was registered" in text
     assert "run the command again" in text
+
+
+def _applied(spoke: dict, labels: dict[str, str] | None = RELEASE) -> dict[str, Any]:
+    props = _props([_body("a.x", labels), _body("b.x", labels)])
+    return {k: v for k, v in props.items() if k != "manifest"} | step.apply_crds(props)
+
+
+@pytest.mark.parametrize("labels", [RELEASE, None], ids=["listed", "read"])
+def test_a_refresh_finds_no_drift_on_crds_as_applied(spoke, labels) -> None:
+    assert step.read_drift(_applied(spoke, labels)) == []
+
+
+def test_a_field_another_manager_changed_is_drift(spoke) -> None:
+    props = _applied(spoke)
+    live = spoke["ext"].live["a.x"]
+    live["spec"]["group"] = "y"  # kubectl edit: the field leaves the fleet's set
+    live["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"].pop("f:group")
+    live["metadata"]["managedFields"].append(
+        {"manager": "kubectl-edit", "operation": "Update", "fieldsV1": {"f:spec": {"f:group": {}}}})
+    assert step.read_drift(props) == [{"name": "a.x", "change": "changed"}]
+
+
+def test_a_field_others_add_beside_the_fleets_is_no_drift(spoke) -> None:
+    props = _applied(spoke)
+    live = spoke["ext"].live["a.x"]
+    live["spec"]["conversion"] = {"webhook": {"clientConfig": {"caBundle": "Q0E="}}}
+    live["metadata"]["managedFields"].append(
+        {"manager": "webhook", "operation": "Update", "fieldsV1": {"f:spec": {"f:conversion": {}}}})
+    live["status"] = {"conditions": ESTABLISHED_JSON}
+    assert step.read_drift(props) == []
+
+
+def test_a_crd_made_again_by_someone_else_is_drift(spoke) -> None:
+    props = _applied(spoke)
+    spoke["ext"].live["b.x"]["metadata"]["managedFields"] = [
+        {"manager": "kubectl", "operation": "Apply", "fieldsV1": fields_of(_body("b.x"))}]
+    assert step.read_drift(props) == [{"name": "b.x", "change": "changed"}]
+
+
+def test_a_deleted_crd_is_drift(spoke) -> None:
+    props = _applied(spoke)
+    del spoke["ext"].live["a.x"]
+    assert step.read_drift(props) == [{"name": "a.x", "change": "deleted"}]
+
+
+def test_a_state_without_digests_knows_no_drift_and_reads_nothing(spoke) -> None:
+    props = _applied(spoke)
+    props.pop("applied")
+    spoke["ext"].lists.clear()
+    assert step.read_drift(props) == [] and spoke["ext"].lists == []
+
+
+def test_delete_deletes_every_crd_and_waits_until_gone(spoke) -> None:
+    props = _applied(spoke)
+    spoke["ext"].lingering = {"a.x": 2}  # its custom resources go first
+    step.delete_crds(props)
+    assert spoke["ext"].deleted == ["a.x", "b.x"] and spoke["ext"].live == {}
+
+
+def test_delete_of_crds_already_gone_is_fine(spoke) -> None:
+    props = _applied(spoke)
+    del spoke["ext"].live["a.x"]
+    step.delete_crds(props)
+    assert spoke["ext"].deleted == ["b.x"]
+
+
+def test_a_refused_delete_fails_closed_naming_the_spoke(spoke) -> None:
+    props = _applied(spoke)
+    spoke["ext"].fail = 403
+    with pytest.raises(step.CrdsNotApplied, match=r"(?s)^spoke 'spoke-1': could not delete the "
+                       r"CustomResourceDefinitions a\.x, b\.x: ApiException.*still in the state"):
+        step.delete_crds(props)
+
+
+def test_a_crd_that_never_goes_fails_its_delete_naming_it() -> None:
+    now = [0.0]
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    ext = FakeExtensions()
+    step.apply_all(ext, [_body("a.x")], sleep=lambda _: None)
+    ext.lingering = {"a.x": 10**6}
+    with pytest.raises(step.CrdsNotApplied, match=r"not deleted after 3 s: a\.x"):
+        step.delete_all(ext, ["a.x"], timeout_s=3, clock=lambda: now[0], sleep=sleep)
 
 
 def test_a_refused_list_fails_closed_naming_the_spoke(spoke) -> None:

@@ -1,0 +1,63 @@
+"""Which typed CRDs this run registers (fleet.held_crds says why), read at the program's
+edge: from the stack's last outputs, and only when they do not say `crdsHeld`, from its
+state (`pulumi stack export`, no secrets shown), before anything is registered.
+
+A state that cannot be read stops the run before it changes anything: letting go of a
+typed CRD the state would delete deletes the CRD, and every custom resource of its kind,
+from the spoke.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from typing import Any
+
+from components.stack_identity import stack_name
+from fleet.held_crds import state_needs_reading, typed_crds_deleted_with_state
+from ownership.identity import BackendUnknown
+
+EXPORT_TIMEOUT_S = 300
+
+
+class StateUnreadable(BackendUnknown):
+    """The stack's state could not be read to tell which typed CRDs it holds."""
+
+
+def export_command(stack: str) -> list[str]:
+    """`pulumi stack export` of `stack`, by the CLI on PATH (the one running this run)."""
+    return [shutil.which("pulumi") or "pulumi", "stack", "export", "--stack", stack]
+
+
+def read_state(stack: str, cwd: str | None = None) -> dict[str, Any]:
+    """The stack's last state as `pulumi stack export` gives it; raises StateUnreadable."""
+    why = ""
+    try:
+        proc = subprocess.run(export_command(stack), cwd=cwd or os.getcwd(),
+                              capture_output=True, text=True, check=False,
+                              timeout=EXPORT_TIMEOUT_S)
+        if proc.returncode == 0:
+            document = json.loads(proc.stdout or "{}")
+            if isinstance(document, dict):
+                return document
+            why = "it is not a JSON object"
+        else:
+            why = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    raise StateUnreadable(
+        f"cannot read the state of stack {stack} (`pulumi stack export --stack {stack}`): "
+        f"{why}. The run reads it once, to know which of its CustomResourceDefinitions the "
+        "state still holds as typed resources that the engine would delete, and stopped "
+        "before changing anything. Fix: make `pulumi stack export --stack "
+        f"{stack}` work from the project directory (the `pulumi` on PATH, logged in to the "
+        "stack's backend), then run again.")
+
+
+def typed_crds_to_register(last_outputs: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """{spoke: resource names} of the typed CRDs this run registers, kept on delete."""
+    if not state_needs_reading(last_outputs):
+        return {}
+    return typed_crds_deleted_with_state(read_state(stack_name()))

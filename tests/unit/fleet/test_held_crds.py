@@ -1,0 +1,105 @@
+"""Which typed CRDs a run still registers: those an earlier release's state holds and
+the engine would delete, read from `pulumi stack export`; none read when the last
+outputs say `crdsHeld`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from components import held_crds as edge
+from fleet.held_crds import (
+    CRD_TYPE,
+    HELD_OUTPUT,
+    held,
+    state_needs_reading,
+    typed_crds_deleted_with_state,
+)
+
+URN = "urn:pulumi:prod::knative-fleet::knative-fleet:index:Spoke${}::{}"
+
+
+def _crd(spoke: str, name: str, retain: bool | None) -> dict:
+    res = {"urn": URN.format(CRD_TYPE, f"{spoke}:{name}"), "type": CRD_TYPE}
+    if retain is not None:
+        res["retainOnDelete"] = retain
+    return res
+
+
+EXPORT = {"version": 3, "deployment": {"resources": [
+    {"urn": "urn:pulumi:prod::knative-fleet::pulumi:pulumi:Stack::knative-fleet-prod",
+     "type": "pulumi:pulumi:Stack"},
+    _crd("spoke-1", "services.serving.knative.dev", retain=True),
+    _crd("spoke-1", "brokers.eventing.knative.dev", retain=None),
+    _crd("spoke-2", "services.serving.knative.dev", retain=False),
+    {"urn": URN.format("kubernetes:core/v1:ConfigMap", "spoke-2:knative-serving/config"),
+     "type": "kubernetes:core/v1:ConfigMap"},
+]}}
+
+
+def test_only_typed_crds_the_engine_would_delete_are_kept() -> None:
+    assert typed_crds_deleted_with_state(EXPORT) == {
+        "spoke-1": frozenset({"spoke-1:brokers.eventing.knative.dev"}),
+        "spoke-2": frozenset({"spoke-2:services.serving.knative.dev"})}
+    assert typed_crds_deleted_with_state({"version": 3, "deployment": {}}) == {}
+    assert typed_crds_deleted_with_state({}) == {}
+
+
+def test_the_last_outputs_say_whether_the_state_is_read() -> None:
+    assert state_needs_reading({})  # a first run
+    assert state_needs_reading({"ownerId": "kf-1"})  # an earlier release's outputs
+    assert state_needs_reading({HELD_OUTPUT: False})
+    assert not state_needs_reading({HELD_OUTPUT: True})
+    assert held({}) and held({"spoke-1": frozenset()})
+    assert not held({"spoke-1": frozenset({"spoke-1:a"})})
+
+
+def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    cli = tmp_path / "pulumi"
+    cli.write_text("#!/bin/sh\n" + script)
+    cli.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+
+
+def test_the_state_is_read_by_the_cli_on_path(tmp_path, monkeypatch) -> None:
+    (tmp_path / "state.json").write_text(json.dumps(EXPORT))
+    _cli(tmp_path, monkeypatch, f'echo "$@" > {tmp_path}/args\ncat {tmp_path}/state.json\n')
+    monkeypatch.setattr(edge, "stack_name", lambda: "organization/knative-fleet/prod")
+    got = edge.typed_crds_to_register({"ownerId": "kf-1"})
+    assert got == typed_crds_deleted_with_state(EXPORT)
+    assert (tmp_path / "args").read_text().split() == [
+        "stack", "export", "--stack", "organization/knative-fleet/prod"]
+
+
+def test_outputs_that_say_crds_held_read_no_state(tmp_path, monkeypatch) -> None:
+    _cli(tmp_path, monkeypatch, "exit 3\n")
+    assert edge.typed_crds_to_register({HELD_OUTPUT: True}) == {}
+
+
+@pytest.mark.parametrize("script, why", [
+    ("echo 'error: failed to load checkpoint: access denied' >&2; exit 255\n",
+     "error: failed to load checkpoint: access denied"),
+    ("echo '[1, 2]'\n", "it is not a JSON object"),
+    ("echo '{not json'\n", "JSONDecodeError"),
+])
+def test_a_state_that_cannot_be_read_stops_the_run_naming_the_fix(
+        tmp_path, monkeypatch, script, why) -> None:
+    _cli(tmp_path, monkeypatch, script)
+    with pytest.raises(edge.StateUnreadable) as got:
+        edge.read_state("organization/knative-fleet/prod")
+    text = str(got.value)
+    assert why in text
+    assert "stopped before changing anything" in text
+    assert "Fix: make `pulumi stack export --stack organization/knative-fleet/prod` work" in text
+
+
+def test_a_cli_that_hangs_is_a_state_that_cannot_be_read(monkeypatch) -> None:
+    def hang(*_a, **_k):
+        raise subprocess.TimeoutExpired(["pulumi"], edge.EXPORT_TIMEOUT_S)
+
+    monkeypatch.setattr(edge.subprocess, "run", hang)
+    with pytest.raises(edge.StateUnreadable, match="TimeoutExpired"):
+        edge.read_state("organization/knative-fleet/prod")
