@@ -19,8 +19,8 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from components.dynamic_provider import DynamicProvider
+from core.crd_manifest import DELETE_ON_DESTROY
 from core.resource_types import CRDS_FIRST
-from fleet.crds_first import DELETE_ON_DESTROY
 
 
 # Stack states name this class (`components.crds_first._Provider`): it keeps its module

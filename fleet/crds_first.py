@@ -20,14 +20,10 @@ everything of the component that depends on it.
 
 from __future__ import annotations
 
-import base64
-import functools
-import gzip
-import hashlib
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from core.crd_manifest import DELETE_ON_DESTROY, encode
 from fleet.plan import ComponentInstall, PlannedObject
 from knative.plan import Stage
 
@@ -40,32 +36,6 @@ def step_name(spoke: str, namespace: str) -> str:
 def crd_objects(component: ComponentInstall) -> tuple[PlannedObject, ...]:
     """The component's CRDs, in their registration order."""
     return tuple(o for s in component.stages if s.stage is Stage.CRDS for o in s.objects)
-
-
-def _text(bodies: Iterable[Mapping[str, Any]]) -> str:
-    return json.dumps(list(bodies), sort_keys=True, separators=(",", ":"))
-
-
-@functools.lru_cache(maxsize=16)
-def _packed(text: str) -> tuple[str, str]:
-    """(digest, manifest) of the bodies' JSON text; spokes with the same release share it."""
-    data = text.encode()
-    return ("sha256:" + hashlib.sha256(data).hexdigest(),
-            base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode())
-
-
-def encode(bodies: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
-    """(digest, manifest): a digest of the CRD bodies and the bodies themselves as
-    base64 of gzipped JSON (the same bodies give the same strings in every process)."""
-    return _packed(_text(bodies))
-
-
-def decode(manifest: str) -> list[dict[str, Any]]:
-    """The CRD bodies back from `encode`'s manifest."""
-    bodies = json.loads(gzip.decompress(base64.b64decode(manifest)))
-    if not isinstance(bodies, list) or not all(isinstance(b, dict) for b in bodies):
-        raise ValueError("the CRDs-first manifest is not a list of objects")
-    return bodies
 
 
 def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
@@ -87,9 +57,6 @@ def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
     if deletes_on_destroy(objects):
         inputs[DELETE_ON_DESTROY] = True
     return inputs
-
-
-DELETE_ON_DESTROY = "deleteOnDestroy"
 
 
 def deletes_on_destroy(crds: Sequence[PlannedObject]) -> bool:

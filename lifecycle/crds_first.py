@@ -31,8 +31,8 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from access.spoke_client import spoke_client
+from core import crd_manifest
 from core.errors import StepError
-from fleet import crds_first
 from fleet.objects import APPLY_ANNOTATIONS
 from knative.aggregated_roles import selector_string
 from lifecycle.applied_fields import applied_digest
@@ -168,7 +168,7 @@ def apply_crds(props: dict[str, Any]) -> dict[str, Any]:
     returns what the state records of them (`applied`: each one's digest, `selector`).
     Its failure is a CrdsNotApplied that names the spoke and the way on."""
     try:
-        bodies = crds_first.decode(props["manifest"])
+        bodies = crd_manifest.decode(props["manifest"])
         timeout = float(props.get("pluginTimeoutSeconds") or 30)
         with spoke_client(props["connection"], timeout) as api:
             ext = client.ApiextensionsV1Api(api)

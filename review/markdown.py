@@ -232,7 +232,7 @@ def _object_blocks(changes: list[ObjectChange], detail: Detail) -> list[list[str
     diff under one diff."""
     blocks: list[list[str]] = []
     for op in ("deleted", "replaced", "created"):
-        labels = [c.resource.label for c in changes if c.op == op and not c.fields]
+        labels = [c.label for c in changes if c.op == op and not c.fields]
         if labels:
             head = f"**{op}** {len(labels)}: {_kinds(labels)}"
             blocks.append(_fold(head, _names(labels, detail.names),

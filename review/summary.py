@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.resource_types import APPROVAL_GATE, SPOKE_TYPE, STACK_TYPE
+from core.resource_types import APPROVAL_GATE, CRDS_FIRST, SPOKE_TYPE, STACK_TYPE
 from review.fields import FieldChange, object_diff
+from review.held_crds import crd_changes
 from review.resources import CRD_TYPE, NAMESPACE_TYPE, Resource, resource
 from review.versions import COMPONENTS, VersionChange, commonest, component_of
 
@@ -54,6 +55,14 @@ class ObjectChange:
     op: str  # one of COUNTS
     fields: tuple[FieldChange, ...] = ()
     replace_reasons: tuple[str, ...] = ()
+    # A delete that leaves the object on the spoke (`retainOnDelete`): it leaves the state.
+    kept: bool = False
+    # A CRDs-first step's change: ((op, CRD name), ...) of the CRDs it holds.
+    crds: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.resource.label + (" (kept on the spoke)" if self.kept else "")
 
 
 @dataclass(frozen=True)
@@ -147,7 +156,13 @@ def _changes(steps: list[Mapping[str, Any]]) -> list[tuple[ObjectChange, dict, d
         reasons = sorted({r for s in group for r in s.get("replaceReasons") or []})
         fields = object_diff(old, new, detailed) if op in ("updated", "replaced") else []
         res = resource({"urn": group[0].get("urn"), "newState": new, "oldState": old})
-        out.append((ObjectChange(res, op, tuple(fields), tuple(reasons)), old, new))
+        # A typed CRD kept on delete leaves the spoke's CRD as it is (fleet.held_crds);
+        # other kinds kept on delete have a step of the fleet's that deletes them.
+        kept = op == "deleted" and res.type == CRD_TYPE and bool(old.get("retainOnDelete"))
+        crds = crd_changes(old, new) if res.type == CRDS_FIRST.type and op in (
+            "created", "updated") else ()
+        out.append((ObjectChange(res, op, tuple(fields), tuple(reasons), kept, crds),
+                     old, new))
     return sorted(out, key=lambda c: _order(c[0]))
 
 
@@ -238,7 +253,7 @@ def _problems(spoke: SpokeSummary) -> list[Problem]:
 def _object_problems(spoke: str | None, objects: list[ObjectChange],
                      removed: bool = False) -> list[Problem]:
     out = []
-    deleted = [o.resource.label for o in objects if o.op == "deleted"]
+    deleted = [o.resource.label for o in objects if o.op == "deleted" and not o.kept]
     if deleted:
         whole = " (the spoke is uninstalled: all its resources)" if removed else ""
         out.append(Problem("deletes", spoke, f"{len(deleted)} deleted{whole}", tuple(deleted)))
@@ -255,9 +270,25 @@ def _object_problems(spoke: str | None, objects: list[ObjectChange],
         out.append(Problem("namespaces", spoke, f"{len(namespaces)} namespace(s) deleted, "
                            "with everything in them", tuple(namespaces)))
     for op in ("updated", "replaced", "deleted"):
-        crds = [o.resource.name for o in objects if o.resource.type == CRD_TYPE and o.op == op]
+        crds = [o.resource.name for o in objects
+                if o.resource.type == CRD_TYPE and o.op == op and not o.kept]
+        crds += [name for o in objects for what, name in o.crds if what == op]
         if crds:
             out.append(Problem("crds", spoke, f"{len(crds)} CRD(s) {op}", tuple(crds)))
+    removed = [name for o in objects for what, name in o.crds if what == "removed"]
+    if removed:
+        out.append(Problem("crds", spoke, f"{len(removed)} CRD(s) no longer in the release: "
+                           "kept on the spoke (deleted on destroy with deleteCrdsOnDestroy)",
+                           tuple(removed)))
+    again = [name for o in objects for what, name in o.crds if what == "reapplied"]
+    if again:
+        out.append(Problem("crds", spoke, f"{len(again)} drifted CRD(s) applied again",
+                           tuple(again)))
+    released = [o.resource.name for o in objects if o.resource.type == CRD_TYPE and o.kept]
+    if released:
+        out.append(Problem("crds", spoke, f"{len(released)} typed CRD resource(s) leave the "
+                           "state; the CRDs stay on the spoke, held by their CRDs-first step",
+                           tuple(released)))
     return out
 
 

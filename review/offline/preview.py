@@ -39,6 +39,7 @@ from core.resource_types import (
 )
 from fleet import crds_first
 from fleet import waves as planned_waves
+from fleet.held_crds import state_needs_reading, typed_crds_deleted_with_state
 from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
 from knative import manifests
 from knative.plan import Stage
@@ -73,6 +74,8 @@ class _Walk:
     steps: list[dict[str, Any]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    # Per spoke, the typed CRDs the state holds and would delete (fleet.held_crds).
+    typed_crds: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def urn(self, type_: str, name: str, parent: str | None) -> str:
         """The state's URN for (type, name) under parent, else the engine's."""
@@ -98,6 +101,8 @@ class _Walk:
                                 "inputs": shown(old.get("inputs") or {}),
                                 "outputs": shown(_identity(old.get("outputs") or {})),
                                 "parent": old.get("parent")}
+            if old.get("retainOnDelete"):
+                step["oldState"]["retainOnDelete"] = True
         if new_inputs is not None and op != "delete":
             step["newState"] = {"urn": urn, "type": type_, "custom": custom,
                                 "inputs": shown(dict(new_inputs)), "parent": parent}
@@ -184,6 +189,20 @@ def _dynamic(walk: _Walk, kind: DynamicKind, name: str, parent: str | None,
     return op
 
 
+def _crds_first(walk: _Walk, component: ComponentInstall, spoke: str, spoke_urn: str,
+                inputs: Mapping[str, Any]) -> str:
+    """The CRDs-first step: an update also when its state records no digests of what it
+    applied, or a refresh found drift (components.crds_first's diff)."""
+    assert component.crds_first is not None
+    urn = walk.urn(CRDS_FIRST.type, component.crds_first, spoke_urn)
+    old = walk.state.resources.get(urn)
+    outputs = (old or {}).get("outputs") or {}
+    op = _dynamic(walk, CRDS_FIRST, component.crds_first, spoke_urn, inputs)
+    if op == "same" and ("applied" not in outputs or outputs.get("drifted")):
+        walk.steps[-1]["op"] = op = "update"
+    return op
+
+
 def _connection(walk: _Walk, install: SpokeInstall) -> Any:
     return install.connection if walk.known_connection else HIDDEN
 
@@ -213,9 +232,15 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
         anchor = _anchor_of(component)
         for stage in component.stages:
             if stage.stage is Stage.CRDS and component.crds_first is not None:
-                ops.append(_dynamic(walk, CRDS_FIRST, component.crds_first, spoke_urn,
-                                    crds_first.step_inputs(component, spoke.name, connection,
-                                                           timeout)))
+                ops.append(_crds_first(walk, component, spoke.name, spoke_urn,
+                                       crds_first.step_inputs(component, spoke.name,
+                                                              connection, timeout)))
+                # Typed only while the state holds them so (fleet.held_crds).
+                for obj in stage.objects:
+                    if obj.name in walk.typed_crds.get(spoke.name, ()):
+                        ops.append(_object(walk, spoke_urn, obj, obj.registered_body,
+                                           forced)[1])
+                continue
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
                     continue  # registered with its guard above
@@ -306,6 +331,9 @@ def _start(state: LastState, project: str, stack: str, known_connection: bool) -
     prefix = f"{parts[0]}::{parts[1]}::"
     walk = _Walk(state, prefix, stack_urn, known_connection)
     old = state.stack_resource
+    if state_needs_reading((old or {}).get("outputs") or {}):
+        walk.typed_crds = typed_crds_deleted_with_state(
+            {"deployment": {"resources": list(state.resources.values())}})
     step: dict[str, Any] = {"op": "same" if old else "create", "urn": stack_urn,
                             "newState": {"urn": stack_urn, "type": STACK_TYPE,
                                          "custom": False}}

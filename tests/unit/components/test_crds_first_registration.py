@@ -10,8 +10,9 @@ import pulumi
 import pytest
 
 from components import fleet as fleet_mod
+from core import crd_manifest
 from core.resource_types import CRDS_FIRST
-from fleet import crds_first, plan_fleet
+from fleet import plan_fleet
 from fleet.held_crds import HELD_OUTPUT
 from tests.support.factories import FakeInventory, two_spoke_fleet
 
@@ -54,7 +55,7 @@ def test_the_step_holds_the_crds_and_no_typed_crd_is_registered(preview, monkeyp
                               "spoke-b:knative-serving/crds-first"}
         assert [a for a in SEEN if a.typ == CRD_TYPE] == []
         step = steps["spoke-a:knative-serving/crds-first"]
-        bodies = crds_first.decode(step.inputs["manifest"])
+        bodies = crd_manifest.decode(step.inputs["manifest"])
         assert [b["metadata"]["name"] for b in bodies] == step.inputs["crds"]
         assert "services.serving.knative.dev" in step.inputs["crds"]
         assert step.inputs["spoke"] == "spoke-a"

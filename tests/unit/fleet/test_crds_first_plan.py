@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from core import crd_manifest
 from fleet import crds_first, plan_fleet
 from fleet.plan import Role
 from tests.support.factories import FakeInventory, two_spoke_fleet
@@ -33,7 +34,7 @@ def test_the_crds_are_the_steps_with_the_servers_defaults(installs) -> None:
                 assert obj.server_defaults, obj.name
                 assert obj.retain_on_delete is True  # the default keeps them
             inputs = crds_first.step_inputs(component, "s", {"server": "s"}, 5.0)
-            assert crds_first.DELETE_ON_DESTROY not in inputs
+            assert crd_manifest.DELETE_ON_DESTROY not in inputs
 
 
 def test_the_step_deletes_on_destroy_only_when_the_entry_says_so() -> None:
@@ -49,7 +50,7 @@ def test_the_step_deletes_on_destroy_only_when_the_entry_says_so() -> None:
         for component in spoke.install.components:
             inputs = crds_first.step_inputs(component, "s", {"server": "s"}, 5.0)
             deletes = component.component == "serving"
-            assert inputs.get(crds_first.DELETE_ON_DESTROY, False) is deletes
+            assert inputs.get(crd_manifest.DELETE_ON_DESTROY, False) is deletes
             assert crds_first.deletes_on_destroy(crds_first.crd_objects(component)) is deletes
 
 
@@ -57,7 +58,7 @@ def test_the_inputs_hold_the_bodies_the_typed_crds_apply(installs) -> None:
     component = installs["spoke-a"].components[0]
     inputs = crds_first.step_inputs(component, "spoke-a", {"server": "s"}, 5.0)
     bodies = [o.registered_body for o in crds_first.crd_objects(component)]
-    assert crds_first.decode(inputs["manifest"]) == bodies
+    assert crd_manifest.decode(inputs["manifest"]) == bodies
     # As the API server stores them (knative.crd_defaults): an import of each equals it.
     assert all(b["spec"]["names"]["listKind"] and b["spec"]["conversion"] for b in bodies)
     assert inputs["crds"] == [b["metadata"]["name"] for b in bodies]
@@ -71,13 +72,13 @@ def test_the_inputs_hold_the_bodies_the_typed_crds_apply(installs) -> None:
 def test_the_same_bodies_pack_the_same_and_another_body_digests_otherwise() -> None:
     one = [{"metadata": {"name": "a.x"}, "spec": {"b": 1, "a": 2}}]
     same = [{"spec": {"a": 2, "b": 1}, "metadata": {"name": "a.x"}}]
-    crds_first._packed.cache_clear()
-    assert crds_first.encode(one) == crds_first.encode(same)
-    assert crds_first.encode(one)[0] != crds_first.encode([{**one[0], "spec": {}}])[0]
-    assert crds_first.encode(one)[0].startswith("sha256:")
+    crd_manifest._packed.cache_clear()
+    assert crd_manifest.encode(one) == crd_manifest.encode(same)
+    assert crd_manifest.encode(one)[0] != crd_manifest.encode([{**one[0], "spec": {}}])[0]
+    assert crd_manifest.encode(one)[0].startswith("sha256:")
 
 
 def test_a_manifest_that_is_not_a_list_of_objects_is_refused() -> None:
-    _, manifest = crds_first.encode([1, 2])  # type: ignore[list-item]
+    _, manifest = crd_manifest.encode([1, 2])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="not a list of objects"):
-        crds_first.decode(manifest)
+        crd_manifest.decode(manifest)

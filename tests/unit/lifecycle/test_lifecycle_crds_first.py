@@ -17,7 +17,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from fleet import crds_first
+from core import crd_manifest
 from lifecycle import crds_first as step
 
 SPEC = client.V1CustomResourceDefinitionSpec(
@@ -191,7 +191,7 @@ def spoke(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def _props(bodies: list[dict]) -> dict[str, Any]:
-    _, manifest = crds_first.encode(bodies)
+    _, manifest = crd_manifest.encode(bodies)
     return {"id": "spoke-1:knative-serving/crds-first", "spoke": "spoke-1",
             "crds": [b["metadata"]["name"] for b in bodies], "manifest": manifest,
             "connection": {"server": "https://spoke-1"}, "pluginTimeoutSeconds": 7}

@@ -56,9 +56,11 @@ def test_removed_spoke_lists_its_deletes() -> None:
     summary, md, report = reviewed("removed-spoke")
     human = human_part(md)
     assert "**Deletes**" in human
-    assert "**spoke-2**: 237 deleted (the spoke is uninstalled: all its resources)" in human
+    # Its typed CRDs are kept on delete (the default): they leave the state, not the spoke.
+    assert "**spoke-2**: 207 deleted (the spoke is uninstalled: all its resources)" in human
     assert "`Deployment knative-serving/activator`" in human
-    assert "**Namespace deletions**" in human and "30 CRD(s) deleted" in human
+    assert "**Namespace deletions**" in human and "CRD(s) deleted" not in human
+    assert ("30 typed CRD resource(s) leave the state; the CRDs stay on the spoke" in human)
     assert "| spoke-2 (removed) | — | 1.22.1 -> none | 1.22.2 -> none | 0 | 0 | 0 | 237 |" in md
     assert summary.unchanged == ["spoke-1"]
     assert report["spokes"][0]["removed"] is True

@@ -69,10 +69,10 @@ def test_the_config_of_the_last_run_changes_nothing(files: dict[str, Path]) -> N
     configure(files, BASE)
     got = run(files)
     assert got.summary.ok and got.summary.noop, objects(got)
-    # the stack, the membership, 2 x 246 (242 objects, four of them the identity's Secret
+    # the stack, the membership, 2 x 216 (212 objects, four of them the identity's Secret
     # reads, the components' two webhook-configuration removers and their two CRDs-first
     # steps)
-    assert got.summary.same == 494
+    assert got.summary.same == 434
 
 
 def test_a_config_key_updates_one_configmap_with_its_field(files: dict[str, Path]) -> None:
@@ -131,7 +131,7 @@ def test_a_removed_entry_deletes_everything_of_its_spoke(files: dict[str, Path])
     got = run(files)
     [spoke] = got.summary.spokes
     assert spoke.name == "spoke-2" and spoke.removed
-    assert {o.op for o in spoke.objects} == {"deleted"} and len(spoke.objects) == 246
+    assert {o.op for o in spoke.objects} == {"deleted"} and len(spoke.objects) == 216
 
 
 def test_an_unreachable_spoke_fails_the_review_and_deletes_nothing(
@@ -176,3 +176,22 @@ def test_offline_options_need_each_other(files: dict[str, Path]) -> None:
     with pytest.raises(SystemExit) as got:
         main(["--stack", STACK, "--state", str(files["state"])])
     assert got.value.code == 2
+
+
+def test_a_state_of_the_last_release_lets_its_typed_crds_go_and_deletes_nothing(
+        files: dict[str, Path]) -> None:
+    """The last release's state holds each CRD as a typed resource, kept on delete: the
+    first run of this one takes them out of the state and leaves the CRDs on the spokes,
+    its CRDs-first steps apply them again to record what they applied."""
+    files["state"] = FIXTURES / "state-1.22-typed-crds.json.gz"
+    configure(files, BASE)
+    got = run(files)
+    assert got.summary.ok
+    for spoke in got.summary.spokes:
+        kinds = {(o.resource.kind, o.op, o.kept) for o in spoke.objects}
+        assert kinds == {("CustomResourceDefinition", "deleted", True),
+                         ("CustomResourceDefinitionsFirst", "updated", False)}, kinds
+    problems = {p.category: p.text for p in got.summary.needs_human}
+    assert "deletes" not in problems and "namespaces" not in problems
+    assert "30 typed CRD resource(s) leave the state; the CRDs stay on the spoke" in (
+        problems["crds"])
