@@ -8,7 +8,9 @@ provider compares only what the stack wrote, so fields the cluster owns (status,
 defaults) are not drift, nor are the fields the cluster writes into what the stack
 applied (knative.server_owned: Knative's webhook's rules and CA, aggregated rules).
 Steps of resources that are not Kubernetes objects (the provider, the fleet's own
-bookkeeping) are left out.
+bookkeeping) are left out, but for a component's CRDs-first step: it holds the CRDs
+(fleet.crds_first), and its refresh names those whose applied fields changed or that are
+gone (`drifted`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
+from core.resource_types import CRDS_FIRST
 from knative.server_owned import server_owned_fields
 
 DELETED = "deleted"
@@ -131,9 +134,28 @@ def _values(step: Mapping, fields: tuple[str, ...]) -> tuple[tuple[str, str, str
     return tuple((f, _short(value_at(applied, f)), _short(value_at(live, f))) for f in fields)
 
 
+CRD_KIND = "CustomResourceDefinition"
+
+
+def _held_crds(step: Mapping, report: DriftReport) -> None:
+    """A CRDs-first step's refresh: each CRD it holds checked, the drifted ones named."""
+    spoke = _spoke(step)
+    old = (step.get("oldState") or {}).get("outputs") or {}
+    new = (step.get("newState") or {}).get("outputs") or {}
+    report.checked[spoke] = report.checked.get(spoke, 0) + len(old.get("crds") or [])
+    for drift in new.get("drifted") or []:
+        change = DELETED if drift.get("change") == "deleted" else CHANGED
+        report.drifts.append(Drift(spoke, CRD_KIND, "", str(drift.get("name")), change,
+                                   ("the fields the fleet applied",) if change == CHANGED
+                                   else ()))
+
+
 def findings(doc: Mapping) -> DriftReport:
     report = DriftReport()
     for step in doc.get("steps") or []:
+        if ((step.get("oldState") or {}).get("type")) == CRDS_FIRST.type:
+            _held_crds(step, report)
+            continue
         obj = _object(step)
         if obj is None:
             continue

@@ -10,6 +10,7 @@ import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bench.commands import BenchError
@@ -152,6 +153,45 @@ def fleet_run(bench: BenchLab, stack: BenchStack, samples: Samples, run_no: int,
         if saved is not None:
             stack.env[SKIP_CHECKPOINTS] = saved
     kubectl.assert_fresh(FLEET_SPOKE)
+    defaults_run(stack, samples, run)
+    kubectl.assert_fresh(FLEET_SPOKE)
+
+
+def logged_home(stack: BenchStack) -> Path:
+    """A Pulumi home as Pulumi installs it, its `logs` a directory the CLI writes its log
+    into, with the set's plugin store (the toolchain's homes have a file there instead)."""
+    source = Path(stack.env["PULUMI_HOME"])
+    home = stack.work / f"pulumi-home-logged-{stack.binaries}"
+    (home / "logs").mkdir(parents=True, exist_ok=True)
+    if not (home / "plugins").exists():
+        (home / "plugins").symlink_to(source / "plugins")
+    return home
+
+
+def defaults_run(stack: BenchStack, samples: Samples, run: str) -> None:
+    """Install, no-op preview and destroy with Pulumi as it is installed: checkpoints on,
+    diffs in the step loop, the automatic log written: none of the README's three
+    settings."""
+    saved = {k: stack.env.pop(k, None) for k in (SKIP_CHECKPOINTS, PARALLEL_DIFF)}
+    home = stack.env["PULUMI_HOME"]
+    stack.env["PULUMI_HOME"] = str(logged_home(stack))
+    try:
+        log(f"{run}: pulumi up with Pulumi's defaults")
+        samples.add("install_fleet_defaults_s", stack.install().seconds)
+        log(f"{run}: pulumi preview (no-op) with Pulumi's defaults")
+        res, clean = stack.noop_preview()
+        samples.add("noop_preview_fleet_defaults_s", res.seconds)
+        samples.flags["noop_preview_defaults_clean"].append(clean)
+        log(f"{run}: pulumi destroy with Pulumi's defaults")
+        samples.add("destroy_fleet_defaults_s", stack.destroy().seconds)
+        logs = Path(stack.env["PULUMI_HOME"]) / "logs"
+        samples.add("pulumi_log_bytes", sum(f.stat().st_size for f in logs.rglob("*")
+                                            if f.is_file()))
+        shutil.rmtree(logs)
+        logs.mkdir()
+    finally:
+        stack.env["PULUMI_HOME"] = home
+        stack.env.update({k: v for k, v in saved.items() if v is not None})
 
 
 def kubectl_run(bench: BenchLab, base: Baseline, samples: Samples, run_no: int) -> None:

@@ -52,6 +52,13 @@ SET_ROWS: tuple[tuple[str, str], ...] = (
     ("destroy_kubectl_s", "4. `kubectl delete --wait`"),
     ("destroy_ratio", "4. destroy ratio"),
     ("destroy_fleet_checkpointed_s", "4. destroy with Pulumi's default checkpointing"),
+    ("install_fleet_defaults_s", "6. install with Pulumi's defaults (checkpoints, serial "
+     "diff, its log)"),
+    ("install_defaults_ratio", "6.   its ratio (fleet / kubectl)"),
+    ("noop_preview_fleet_defaults_s", "6. no-op preview with Pulumi's defaults"),
+    ("noop_preview_defaults_ratio", "6.   its ratio (fleet / kubectl diff)"),
+    ("destroy_fleet_defaults_s", "6. destroy with Pulumi's defaults"),
+    ("pulumi_log_bytes", "6. Pulumi's log of those three runs, bytes"),
 )
 # kubectl's own figures: the one baseline every set is held against, in each column.
 BASELINE = frozenset({"install_kubectl_s", "install_kubectl_spoke_cpu_s",

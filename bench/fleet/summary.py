@@ -86,6 +86,10 @@ def _against_kubectl(out: dict[str, Any], p: str) -> None:
     _spoke_cpu(out, p)
     out[f"{p}noop_preview_ratio"] = ratio(out.get(f"{p}noop_preview_fleet_s"),
                                           out.get("noop_diff_kubectl_s"))
+    out[f"{p}install_defaults_ratio"] = ratio(out.get(f"{p}install_fleet_defaults_s"),
+                                              install_kubectl)
+    out[f"{p}noop_preview_defaults_ratio"] = ratio(out.get(f"{p}noop_preview_fleet_defaults_s"),
+                                                   out.get("noop_diff_kubectl_s"))
     out[f"{p}destroy_ratio"] = ratio(out.get(f"{p}destroy_fleet_s"),
                                      out.get("destroy_kubectl_s"))
 

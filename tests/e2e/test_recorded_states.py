@@ -1,6 +1,8 @@
 """Stack states written by the last released commit stay this checkout's to manage:
-its preview of each deletes and replaces nothing; its `up` of one updates it in place,
-keeps every CRD the release created (same uid) and leaves a no-op preview empty; and
+its preview of each deletes and replaces nothing (its typed CRDs, kept on delete, leave
+the state: the CRDs-first steps hold them); its `up` of one updates it in place, keeps
+every CRD the release created (same uid) and leaves a no-op preview empty (a state whose
+typed CRDs were deleted on destroy after a second `up`: fleet.held_crds); and
 `pulumi destroy` of each removes the install, the CRDs as `deleteCrdsOnDestroy` says,
 and leaves nothing else.
 
@@ -29,6 +31,7 @@ import pytest
 from kubernetes import client
 
 from core.resource_types import APPROVAL_GATE, CRDS_FIRST, DYNAMIC_KINDS
+from fleet.held_crds import CRD_TYPE
 from lab.admitted import previous_release_rights, state_reads
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
@@ -158,7 +161,8 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
 
     preview, steps = new.preview_steps()
     assert preview.ok, preview.why
-    bad = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] in DESTRUCTIVE]
+    bad = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps
+           if s["op"] in DESTRUCTIVE and not released_from_state(s)]
     assert bad == [], f"{recorded['shape']} recorded by {RELEASED_COMMIT[:10]}: {bad[:20]}"
 
     if recorded["shape"] in UPDATED:
@@ -168,13 +172,30 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
         updated = new.up()
         assert updated.ok, updated.why
         changes = new.history()[0].get("resourceChanges") or {}
-        assert not set(changes) & DESTRUCTIVE, changes
+        released = sum(1 for s in steps if released_from_state(s))
+        assert changes.get("delete", 0) == released, (changes, released)
+        assert not set(changes) & (DESTRUCTIVE - {"delete"}), changes
         for spoke, uids in crds.items():
             assert uids and crd_uids(recorded["apis"][spoke]) == uids, spoke
         again, steps = new.preview_steps()
         assert again.ok, again.why
         changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] != "same"]
+        if recorded["shape"] == "one-spoke":
+            # Its typed CRDs were deleted on destroy: that `up` kept them registered, now
+            # kept on delete, and the next one lets them go (fleet.held_crds).
+            assert changed and all(released_from_state(s) for s in steps
+                                   if s["op"] != "same"), changed[:20]
+            assert new.up().ok
+            for spoke, uids in crds.items():
+                assert crd_uids(recorded["apis"][spoke]) == uids, spoke
+            again, steps = new.preview_steps()
+            assert again.ok, again.why
+            changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps
+                       if s["op"] != "same"]
         assert changed == [], changed[:20]
+        # Held by the CRDs-first steps alone: no typed CRD left in the state.
+        types = {r["type"] for r in new.export()["deployment"]["resources"]}
+        assert CRD_TYPE not in types
     # The waves state exactly as the release wrote it, the others after this checkout's
     # `up`: the pickled providers a state holds run the deletes.
     # A state the release wrote holds no Secret-reads bindings yet: the rights printed for
@@ -192,6 +213,13 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
     elif recorded["shape"] == "two-spokes":  # deleteCrdsOnDestroy: false
         for spoke, uids in crds.items():
             assert crd_uids(recorded["apis"][spoke]) == uids, spoke
+
+
+def released_from_state(step: dict) -> bool:
+    """A typed CRD the state keeps on delete leaving it: the CRD stays on the spoke."""
+    old = step.get("oldState") or {}
+    return (step["op"] == "delete" and old.get("type") == CRD_TYPE
+            and bool(old.get("retainOnDelete")))
 
 
 def crd_uids(api: client.ApiClient) -> dict[str, str]:

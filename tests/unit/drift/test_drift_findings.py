@@ -65,3 +65,30 @@ def test_exit_code_says_whether_there_is_drift(tmp_path, capsys, name, code) -> 
     assert len(written["drift"]) == (3 if code else 0)
     out = capsys.readouterr().out
     assert ("Repair: pulumi up --refresh --stack s" in out) is bool(code)
+
+
+def _crds_first_step(op: str, drifted: list[dict] | None) -> dict:
+    urn = ("urn:pulumi:s::knative-fleet::knative-fleet:index:Spoke$"
+           "pulumi-python:dynamic/knative-fleet:CustomResourceDefinitionsFirst::"
+           "spoke-1:knative-serving/crds-first")
+    old = {"type": "pulumi-python:dynamic/knative-fleet:CustomResourceDefinitionsFirst",
+           "outputs": {"crds": ["a.serving.knative.dev", "b.serving.knative.dev"],
+                       "applied": {"a.serving.knative.dev": "1", "b.serving.knative.dev": "2"}}}
+    new = {**old, "outputs": {**old["outputs"], "drifted": drifted}}
+    return {"op": op, "urn": urn, "oldState": old, "newState": new}
+
+
+def test_the_crds_a_crds_first_step_holds_are_checked_and_drift_named() -> None:
+    report = findings({"steps": [_crds_first_step("update", [
+        {"name": "a.serving.knative.dev", "change": "changed"},
+        {"name": "b.serving.knative.dev", "change": "deleted"}])]})
+    assert report.checked == {"spoke-1": 2}
+    assert [d.line() for d in report.drifts] == [
+        "spoke-1: CustomResourceDefinition a.serving.knative.dev changed: "
+        "the fields the fleet applied",
+        "spoke-1: CustomResourceDefinition b.serving.knative.dev was deleted"]
+
+
+def test_a_crds_first_step_without_drift_counts_its_crds_only() -> None:
+    report = findings({"steps": [_crds_first_step("same", [])]})
+    assert report.checked == {"spoke-1": 2} and report.drifts == []
