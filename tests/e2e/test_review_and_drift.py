@@ -3,7 +3,8 @@ new spoke, a no-op, a config change on one spoke, the reviewed change applied by
 `pulumi up` held to the review while a stack-file edit, a ClusterProfile relabel and a
 release file changed after the review are each refused by that `up` with nothing
 applied, a minor upgrade of two spokes, a removed spoke and an unreachable spoke, each
-with its key lines; three hand edits on one spoke reported with spoke, object and field,
+with its key lines; three hand edits on one spoke reported with spoke, object and field, and
+two on CRDs its CRDs-first step holds (a label the fleet applied, a CRD deleted),
 repaired, the untouched spoke clean.
 
 The tests share one stack (Serving only: the reports need nothing more) in file order."""
@@ -272,9 +273,19 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     apps.patch_namespaced_deployment_scale("autoscaler", "knative-serving",
                                            {"spec": {"replicas": 3}})
     core.delete_namespaced_config_map("config-features", "knative-serving")
+    # Two CRDs, held by the CRDs-first step (no typed resource): a label the fleet applied
+    # changed by hand, and a CRD deleted.
+    ext = client.ApiextensionsV1Api(world["s1"])
+    ext.patch_custom_resource_definition("services.serving.knative.dev", {
+        "metadata": {"labels": {"app.kubernetes.io/version": "hand-edited"}}})
+    ext.delete_custom_resource_definition("domainmappings.serving.knative.dev")
     code, printed, out = run_tool(world, "drift")
     assert code == 1, printed
-    assert ("spoke-1: 3 object(s) drifted" in printed
+    assert ("spoke-1: 5 object(s) drifted" in printed
+            and "CustomResourceDefinition services.serving.knative.dev changed: the fields "
+                "the fleet applied" in printed
+            and "CustomResourceDefinition domainmappings.serving.knative.dev was deleted"
+                in printed
             and "ConfigMap knative-serving/config-features was deleted" in printed
             and "Deployment knative-serving/autoscaler changed: spec.replicas "
                 "(applied 1, live 3)" in printed
@@ -282,10 +293,13 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
                 "data.queue-sidecar-image" in printed), printed
     assert "spoke-2: no drift" in printed, printed
     found = json.loads(Path(out, "drift.json").read_text())["drift"]
-    assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 3
+    assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 5
     res = world["stack"].up("--refresh")
     assert res.ok, res.why
     code, printed, _ = run_tool(world, "drift")
     assert code == 0, printed
     assert core.read_namespaced_config_map("config-deployment", "knative-serving").data[
         "queue-sidecar-image"] != "hand/edited:1"
+    labels = ext.read_custom_resource_definition("services.serving.knative.dev").metadata.labels
+    assert labels["app.kubernetes.io/version"] != "hand-edited"
+    assert ext.read_custom_resource_definition("domainmappings.serving.knative.dev")
