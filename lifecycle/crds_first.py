@@ -192,11 +192,24 @@ def read_drift(props: dict[str, Any]) -> list[dict[str, str]]:
     return drifted(recorded, live)
 
 
+NUDGE = "knative-fleet.dev/finalizer-nudge"
+
+
+def stuck(crd: Mapping[str, Any]) -> bool:
+    """Whether the API server's CRD finalizer failed once and stopped looking at the CRD
+    (`InstanceDeletionFailed`; docs/performance.md, "A destroy that waits five minutes
+    on a CRD"): any change makes it look again."""
+    return any(c.get("type") == "Terminating" and c.get("reason") == "InstanceDeletionFailed"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
 def delete_all(ext: Any, names: Sequence[str], timeout_s: float = DELETED_TIMEOUT_S,
                clock: Callable[[], float] = time.monotonic,
                sleep: Callable[[float], None] = time.sleep) -> None:
     """Deletes each CRD (one that is gone already is fine), then waits until none is
-    left: the API server deletes a CRD after every custom resource of its kind."""
+    left: the API server deletes a CRD after every custom resource of its kind. A CRD
+    whose finalizer gave up once is nudged (an annotation), as docs/troubleshooting.md
+    tells a user to."""
     for name in names:
         try:
             ext.delete_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT_S)
@@ -205,10 +218,18 @@ def delete_all(ext: Any, names: Sequence[str], timeout_s: float = DELETED_TIMEOU
                 raise
     deadline = clock() + timeout_s
     left = list(names)
+    nudged: set[str] = set()
     while True:
-        left = list(live_crds(ext, left, ""))
+        live = live_crds(ext, left, "")
+        left = list(live)
         if not left:
             return
+        for name in left:
+            if name not in nudged and stuck(live[name]):
+                nudged.add(name)
+                ext.patch_custom_resource_definition(
+                    name, {"metadata": {"annotations": {NUDGE: str(int(time.time()))}}},
+                    _request_timeout=REQUEST_TIMEOUT_S)
         if clock() >= deadline:
             raise CrdsNotApplied(f"not deleted after {timeout_s:.0f} s: {', '.join(left)}")
         sleep(POLL_S)

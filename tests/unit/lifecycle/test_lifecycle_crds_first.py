@@ -44,6 +44,7 @@ class FakeExtensions:
         self.lists: list[str] = []
         self.live: dict[str, dict] = {}  # name -> the CRD as JSON, managedFields included
         self.deleted: list[str] = []
+        self.patched: list[tuple[str, dict]] = []
         self.lingering: dict[str, int] = {}  # name -> reads it is still there after delete
 
     def _crd(self, name: str) -> client.V1CustomResourceDefinition:
@@ -60,6 +61,9 @@ class FakeExtensions:
                                          **kw: Any) -> client.V1CustomResourceDefinition:
         if self.fail:
             raise ApiException(status=self.fail, reason="Forbidden")
+        if "field_manager" not in kw:  # a merge patch, not an apply
+            self.patched.append((name, body))
+            return self._crd(name)
         self.applied.append((name, body, kw))
         live = copy.deepcopy(body)
         live["metadata"]["managedFields"] = [{
@@ -314,3 +318,15 @@ def test_a_crd_without_status_or_conditions_is_not_established() -> None:
     assert not step.established(crd)
     crd.status = client.V1CustomResourceDefinitionStatus(conditions=None)
     assert not step.established(crd)
+
+
+def test_a_crd_whose_finalizer_gave_up_is_nudged_once(spoke) -> None:
+    props = _applied(spoke)
+    ext = spoke["ext"]
+    ext.lingering = {"a.x": 3}
+    ext.live["a.x"]["status"] = {"conditions": [
+        {"type": "Terminating", "status": "True", "reason": "InstanceDeletionFailed"}]}
+    step.delete_crds(props)
+    nudges = ext.patched
+    assert [n for n, _ in nudges] == ["a.x"]
+    assert step.NUDGE in nudges[0][1]["metadata"]["annotations"]
