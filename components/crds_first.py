@@ -39,10 +39,11 @@ class _Provider(DynamicProvider):
         return CreateResult(id_=self.resource_id(props), outs={**self.outs(props), **recorded})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """An update also when a refresh found drift, or the state records no digests of
-        what was applied (a step an earlier release created)."""
+        """An update also when a refresh found drift (in the state, or in the inputs a
+        refresh gives back), or the state records no digests of what was applied (a step
+        an earlier release created)."""
         result = super().diff(_id, olds, news)
-        if olds.get("drifted") or "applied" not in olds:
+        if olds.get("drifted") or news.get("drifted") or "applied" not in olds:
             return DiffResult(changes=True, replaces=[], delete_before_replace=False)
         return result
 
@@ -56,10 +57,18 @@ class _Provider(DynamicProvider):
         return UpdateResult(outs={**self.outs(news), **recorded})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """A refresh: the outputs as they were, with the CRDs that drifted."""
+        """A refresh: the outputs as they were, with the CRDs that drifted. With drift,
+        the inputs say so too: the engine reports a refresh as a change (`update`, what
+        `make drift` reads) only when the inputs it gets back differ; the next `up`
+        registers the program's inputs again."""
         from lifecycle import crds_first
 
-        return ReadResult(id_=id_, outs={**props, "drifted": crds_first.read_drift(props)})
+        drifted = crds_first.read_drift(props)
+        outs = {**props, "drifted": drifted}
+        if not drifted:
+            return ReadResult(id_=id_, outs=outs)
+        inputs = {k: v for k, v in props.items() if k not in ("applied", "selector")}
+        return ReadResult(id_=id_, outs=outs, inputs={**inputs, "drifted": drifted})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Keeps the CRDs, unless the entry deletes them on destroy."""

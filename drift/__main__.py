@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from core.interrupts import restore_sigint
-from drift.findings import DriftReport, findings
+from drift.findings import DriftReport, findings, with_refreshed
 from review import preview
 
 NO_DRIFT, DRIFT, FAILED = 0, 1, 2
@@ -24,11 +26,19 @@ NO_DRIFT, DRIFT, FAILED = 0, 1, 2
 
 def refresh_preview(stack: str) -> tuple[int, dict]:
     """The refresh preview's document; read as a preview's, so a run that failed before
-    the engine started is a document with its error (review.preview.parse)."""
-    proc = subprocess.run(
-        ["pulumi", "refresh", "--preview-only", "--json", "--stack", stack,
-         "--non-interactive"], capture_output=True, text=True, check=False)
-    return proc.returncode, preview.parse(proc.stdout, proc.stderr, proc.returncode)
+    the engine started is a document with its error (review.preview.parse). The engine's
+    event log goes beside it: the document shows a refresh only with a provider's
+    detailed diff, which a dynamic resource (the CRDs-first step) cannot give, and the
+    log holds what its refresh read (drift.findings.with_refreshed)."""
+    with tempfile.TemporaryDirectory(prefix="knative-fleet-drift-") as scratch:
+        log = Path(scratch) / "events.jsonl"
+        proc = subprocess.run(
+            ["pulumi", "refresh", "--preview-only", "--json", "--event-log", str(log),
+             "--stack", stack, "--non-interactive"], capture_output=True, text=True,
+            check=False, env={**os.environ, "PULUMI_DEBUG_COMMANDS": "true"})
+        document = preview.parse(proc.stdout, proc.stderr, proc.returncode)
+        events = log.read_text().splitlines() if log.exists() else []
+    return proc.returncode, with_refreshed(document, events)
 
 
 def render(stack: str, report: DriftReport) -> str:

@@ -150,6 +150,28 @@ def _held_crds(step: Mapping, report: DriftReport) -> None:
                                    else ()))
 
 
+def with_refreshed(doc: dict, event_lines: list[str]) -> dict:
+    """The refresh preview's document with each CRDs-first step as its refresh read it,
+    from the engine's event log (`resOutputsEvent`): the document keeps a refresh's
+    result only when the provider gave a detailed diff, which a dynamic resource
+    cannot."""
+    read: dict[str, dict] = {}
+    for line in event_lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        meta = (event.get("resOutputsEvent") or {}).get("metadata") or {}
+        if meta.get("type") == CRDS_FIRST.type and meta.get("op") == "update":
+            read[str(meta.get("urn"))] = meta
+    for step in doc.get("steps") or []:
+        meta = read.get(str(step.get("urn")))
+        if meta is not None:
+            step["op"] = "update"
+            step["newState"] = meta.get("new") or step.get("newState")
+    return doc
+
+
 def findings(doc: Mapping) -> DriftReport:
     report = DriftReport()
     for step in doc.get("steps") or []:

@@ -60,10 +60,18 @@ def test_an_update_that_deletes_on_destroy_deletes_the_crds_the_release_dropped(
     assert calls == [("apply", ["a.x"])]  # kept, as the operator keeps them
 
 
-def test_a_refresh_names_the_drifted_crds(calls) -> None:
+def test_a_refresh_names_the_drifted_crds_in_outputs_and_inputs(calls) -> None:
     got = _Provider().read("x", _props() | APPLIED)
     assert got.outs["drifted"] == [{"name": "a.x", "change": "changed"}]
     assert got.outs["applied"] == APPLIED["applied"]
+    assert got.inputs is not None and got.inputs["drifted"] == got.outs["drifted"]
+    assert "applied" not in got.inputs
+
+
+def test_a_refresh_without_drift_keeps_the_inputs(monkeypatch) -> None:
+    monkeypatch.setattr(step, "read_drift", lambda props: [])
+    got = _Provider().read("x", _props() | APPLIED)
+    assert got.outs["drifted"] == [] and got.inputs is None
 
 
 def test_the_delete_keeps_the_crds_unless_the_entry_deletes_them(calls) -> None:

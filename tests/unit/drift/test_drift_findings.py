@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from drift.__main__ import main
-from drift.findings import CHANGED, DELETED, findings, value_at
+from drift.findings import CHANGED, DELETED, findings, value_at, with_refreshed
 from review import preview
 
 RECORDED = Path(__file__).resolve().parents[2] / "support" / "refresh_previews"
@@ -92,3 +92,22 @@ def test_the_crds_a_crds_first_step_holds_are_checked_and_drift_named() -> None:
 def test_a_crds_first_step_without_drift_counts_its_crds_only() -> None:
     report = findings({"steps": [_crds_first_step("same", [])]})
     assert report.checked == {"spoke-1": 2} and report.drifts == []
+
+
+def test_a_crds_first_steps_refresh_is_taken_from_the_event_log() -> None:
+    """The document keeps a refresh's result only with a detailed diff, which a dynamic
+    provider cannot give: the engine's event log has what the refresh read."""
+    step = _crds_first_step("refresh", None)
+    step["newState"] = step["oldState"]
+    new = {**step["oldState"], "outputs": {**step["oldState"]["outputs"], "drifted": [
+        {"name": "a.serving.knative.dev", "change": "changed"}]}}
+    events = [json.dumps({"resOutputsEvent": {"metadata": {
+        "urn": step["urn"], "type": step["oldState"]["type"], "op": "update", "new": new}}}),
+        "not json", json.dumps({"resOutputsEvent": {"metadata": {
+            "urn": "other", "type": step["oldState"]["type"], "op": "update"}}})]
+    doc = with_refreshed({"steps": [step]}, events)
+    assert doc["steps"][0]["op"] == "update"
+    report = findings(doc)
+    assert [d.name for d in report.drifts] == ["a.serving.knative.dev"]
+    assert findings(with_refreshed({"steps": [_crds_first_step("refresh", None)]}, [])
+                    ).drifts == []
