@@ -1,7 +1,8 @@
 """Faults a fleet survives: credential rotation, a new address and CA bundle for
-the same spoke, a spoke API server killed in the middle of `pulumi up`, and
-`pulumi up` interrupted by SIGINT. Each time the next `up` converges, with no
-replaced resource, no duplicate and no orphan."""
+the same spoke, a spoke API server killed in the middle of `pulumi up`,
+`pulumi up` interrupted by SIGINT, and killed (SIGKILL) with Pulumi's default
+checkpoints. Each time the next `up` converges, with no replaced resource, no duplicate
+and no orphan."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from kubernetes.client.rest import ApiException
 from lab.clusters import answers
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
+from lab.stack import PARALLEL_DIFF, SKIP_CHECKPOINTS
 from lab.wait import wait_for
 from tests.support.fleet import changed_spokes, deployments_available, module_stack
 from tests.support.snapshot import holds_left, kept_by_policy, snapshot
@@ -200,6 +202,46 @@ def test_up_interrupted_by_sigint(lab: Lab, stack: FleetStack) -> None:
     assert res.ok, res.why
     found = urns(stack)
     assert len(found) == len(set(found))
+    assert all(deployments_available(spoke.api(), "knative-serving").values())
+    assert_converged(stack)
+
+
+def test_up_killed_with_pulumis_defaults_recovers_as_documented(
+        lab: Lab, stack: FleetStack) -> None:
+    """Pulumi as installed (checkpoints on, none of the README's opt-ins): `pulumi up`
+    killed (SIGKILL, its plugins with it) mid-install leaves a state that holds what it
+    had applied so far, and docs/troubleshooting.md's recovery converges."""
+    spoke = lab.spokes[0]
+    assert stack.destroy().ok
+    stack.configure([entry("spoke-1"), entry("spoke-2")])
+    defaults = {k: v for k, v in stack.env.items() if k not in (SKIP_CHECKPOINTS, PARALLEL_DIFF)}
+    proc = subprocess.Popen(
+        ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
+        cwd=stack.project_dir, env=defaults, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        # Killed once its checkpoints hold part of the install, before it ends.
+        wait_for(lambda: proc.poll() is not None or len(urns(stack)) >= 20, timeout=600,
+                 what="the killed run's first checkpoints")
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group this test started, and only it
+        proc.wait(timeout=60)
+    kept = urns(stack)
+    assert len(kept) >= 20, kept
+    res = subprocess.run(
+        ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
+        cwd=stack.project_dir, env=defaults, capture_output=True, text=True, timeout=1200)
+    assert res.returncode != 0 and "locked" in (res.stdout + res.stderr), res.stdout[-2000:]
+    # The documented recovery (docs/troubleshooting.md, "Interrupted runs").
+    cancelled = stack.run("cancel", "--yes")
+    assert cancelled.ok, cancelled.why
+    cleared = stack.run("refresh", "--yes", "--clear-pending-creates")
+    assert cleared.ok, cleared.why
+    res = stack.up()
+    assert res.ok, res.why
+    found = urns(stack)
+    assert len(found) == len(set(found)) and set(kept) <= set(found)
     assert all(deployments_available(spoke.api(), "knative-serving").values())
     assert_converged(stack)
 
