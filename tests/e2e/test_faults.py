@@ -191,19 +191,29 @@ def test_up_interrupted_by_sigint(lab: Lab, stack: FleetStack) -> None:
             proc.kill()
     res = stack.up()
     if not res.ok and ("pending" in res.out or "currently locked" in res.out):
-        # The documented recovery (docs/troubleshooting.md, "Interrupted runs"): cancel
-        # (on this file:// backend it deletes the stack's lock files), clear what the
-        # interrupted run left pending, and up again.
-        cancelled = stack.run("cancel", "--yes")
-        assert cancelled.ok, cancelled.why
-        cleared = stack.run("refresh", "--yes", "--clear-pending-creates")
-        assert cleared.ok, cleared.why
-        res = stack.up()
+        res = recover(stack)
     assert res.ok, res.why
+    assert_recovered(stack, lab.spokes[0].api())
+
+
+def recover(stack: FleetStack):  # noqa: ANN201 - lab.stack.Result
+    """The documented recovery (docs/troubleshooting.md, "Interrupted runs"): cancel (on
+    this file:// backend it deletes the stack's lock files), clear what the interrupted
+    run left pending, and up again."""
+    cancelled = stack.run("cancel", "--yes")
+    assert cancelled.ok, cancelled.why
+    cleared = stack.run("refresh", "--yes", "--clear-pending-creates")
+    assert cleared.ok, cleared.why
+    return stack.up()
+
+
+def assert_recovered(stack: FleetStack, api: client.ApiClient) -> list[str]:
+    """One resource per URN, Serving Available, a no-op preview; returns the URNs."""
     found = urns(stack)
     assert len(found) == len(set(found))
-    assert all(deployments_available(spoke.api(), "knative-serving").values())
+    assert all(deployments_available(api, "knative-serving").values())
     assert_converged(stack)
+    return found
 
 
 def test_up_killed_with_pulumis_defaults_recovers_as_documented(
@@ -233,17 +243,9 @@ def test_up_killed_with_pulumis_defaults_recovers_as_documented(
         ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
         cwd=stack.project_dir, env=defaults, capture_output=True, text=True, timeout=1200)
     assert res.returncode != 0 and "locked" in (res.stdout + res.stderr), res.stdout[-2000:]
-    # The documented recovery (docs/troubleshooting.md, "Interrupted runs").
-    cancelled = stack.run("cancel", "--yes")
-    assert cancelled.ok, cancelled.why
-    cleared = stack.run("refresh", "--yes", "--clear-pending-creates")
-    assert cleared.ok, cleared.why
-    res = stack.up()
+    res = recover(stack)
     assert res.ok, res.why
-    found = urns(stack)
-    assert len(found) == len(set(found)) and set(kept) <= set(found)
-    assert all(deployments_available(spoke.api(), "knative-serving").values())
-    assert_converged(stack)
+    assert set(kept) <= set(assert_recovered(stack, spoke.api()))
 
 
 def test_destroy_after_faults_leaves_no_orphans(
