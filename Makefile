@@ -28,7 +28,8 @@ export PULUMI_BACKEND_URL ?= file://$(STATE)
 export PULUMI_CONFIG_PASSPHRASE ?= knative-fleet-demo
 export PULUMI_SKIP_UPDATE_CHECK := true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION := true
-# One state write per run instead of two full rewrites per object (docs/performance.md, "Self-managed backends and the engine's diffs").
+# Opt-ins the lab runs with (README step 4: Pulumi's defaults need neither). One state write per
+# run instead of two full rewrites per object (docs/performance.md, "Self-managed backends and the engine's diffs").
 export PULUMI_SKIP_CHECKPOINTS ?= true
 # Each object's Diff off the engine's one-at-a-time step loop (docs/performance.md, "Self-managed backends and the engine's diffs").
 export PULUMI_PARALLEL_DIFF ?= true
