@@ -19,28 +19,36 @@ from components.waves import Registered, register_waves
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
 from rollout.approval import APPROVALS_OUTPUT
 
+Export = Callable[[str, object], None]
+
 
 def register_fleet(plan: FleetPlan,
-                   on_recorded: Callable[[str], None] | None = None) -> dict[str, Spoke]:
+                   on_recorded: Callable[[str], None] | None = None,
+                   export: Export | None = None,
+                   parent: pulumi.Resource | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
     plan says the run fails or a wave waits for approval. `on_recorded(spoke)`: once the
     spoke's anchors are applied (this run's hold on the spoke is given up then:
-    ownership.hold)."""
+    ownership.hold). `export(name, value)` takes each output (the program's stack
+    outputs: pulumi.export); `parent` is the component the fleet is registered in (the
+    package's Fleet), None in the program."""
+    export = export or pulumi.export
     stop = read_approval_stop(plan)
-    membership = FleetMembership(plan.membership)
+    membership = FleetMembership(
+        plan.membership, pulumi.ResourceOptions(parent=parent) if parent else None)
     reg = register_waves(plan, [membership], on_recorded,
-                         stop.waiting.name if stop.waiting else None)
+                         stop.waiting.name if stop.waiting else None, parent)
     outputs: dict[str, object] = {}
     for step in plan.waves:
         for name in step.spokes:
             last = stop.spokes.get(name) if step.name in reg.left_out else None
             outputs[name] = _spoke_output(plan.spokes[name], step, reg, plan.shows_waves,
                                           last)
-    pulumi.export("ring", plan.ring)
-    pulumi.export("spokes", outputs)
+    export("ring", plan.ring)
+    export("spokes", outputs)
     if plan.shows_waves:
-        pulumi.export("waves", {step.name: reg.wave_output(step) for step in plan.waves})
-        pulumi.export(APPROVALS_OUTPUT, reg.approvals_output(plan.waves, stop.recorded))
+        export("waves", {step.name: reg.wave_output(step) for step in plan.waves})
+        export(APPROVALS_OUTPUT, reg.approvals_output(plan.waves, stop.recorded))
     for err in plan.errors:
         pulumi.log.error(str(err))
     failure = "\n".join(f for f in (plan.failure, stop.message) if f)

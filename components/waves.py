@@ -80,11 +80,13 @@ class Registered:
 
 def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
                    on_recorded: Callable[[str], None] | None = None,
-                   stop_before: str | None = None) -> Registered:
+                   stop_before: str | None = None,
+                   parent: pulumi.Resource | None = None) -> Registered:
     """Registers the started waves in order, each batch after the gate of the one before,
     up to the wave `stop_before` (it waits for approval: neither it nor a later wave is
     registered, so they keep their objects). `on_recorded(spoke)` runs once a spoke's
-    anchors are applied (components.spoke)."""
+    anchors are applied (components.spoke). `parent`: the component the fleet is
+    registered in (the package's Fleet); None in the program, whose stack is the parent."""
     reg = Registered()
     after = first
     for step in plan.waves:
@@ -95,12 +97,13 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
         if step.started and step.approval is not None:
             # The gate's keyword arguments are its inputs, by the same names.
             gate = ApprovalGate(step.approval.gate, **planned_waves.approval_inputs(step),
-                                opts=pulumi.ResourceOptions(depends_on=after))
+                                opts=pulumi.ResourceOptions(depends_on=after, parent=parent))
             reg.approval_gates[step.name] = gate
             after = [gate]
         for batch in step.batches:
             spokes = {name: Spoke(name, plan.spokes[name].install, after=after,
-                                 on_recorded=on_recorded)  # type: ignore[arg-type]
+                                 on_recorded=on_recorded,  # type: ignore[arg-type]
+                                 opts=pulumi.ResourceOptions(parent=parent) if parent else None)
                       for name in batch.spokes}
             reg.spokes.update(spokes)
             reg.ready.update({name: spoke.ready for name, spoke in spokes.items()})
@@ -111,7 +114,7 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
             gate = WaveGate(
                 batch.gate,
                 inputs=wave_gate.gate_inputs(step, batch, installs, _changes(registered)),
-                opts=pulumi.ResourceOptions(depends_on=registered))
+                opts=pulumi.ResourceOptions(depends_on=registered, parent=parent))
             reg.gates[step.name].append(gate)
             for name in spokes:
                 reg.ready[name] = gate.healthy.apply(
