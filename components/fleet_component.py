@@ -40,6 +40,9 @@ class Fleet(pulumi.ComponentResource):
         outputs: dict[str, object] = {}
         try:
             deploy_fleet(stack_config_of(args), export=outputs.__setitem__, parent=self)
+        except pulumi.RunError as exc:
+            # Raised here, so that the traceback the host appends is this one line.
+            raise pulumi.RunError(str(exc)) from None
         finally:
             for key, attr in (("spokes", "spokes"), ("waves", "waves"),
                               ("approvals", "approvals"), ("ring", "ring"),
