@@ -25,13 +25,15 @@ Export = Callable[[str, object], None]
 def register_fleet(plan: FleetPlan,
                    on_recorded: Callable[[str], None] | None = None,
                    export: Export | None = None,
-                   parent: pulumi.Resource | None = None) -> dict[str, Spoke]:
+                   parent: pulumi.Resource | None = None,
+                   fail: Callable[[str], None] | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
     plan says the run fails or a wave waits for approval. `on_recorded(spoke)`: once the
     spoke's anchors are applied (this run's hold on the spoke is given up then:
     ownership.hold). `export(name, value)` takes each output (the program's stack
     outputs: pulumi.export); `parent` is the component the fleet is registered in (the
-    package's Fleet), None in the program."""
+    package's Fleet), None in the program. `fail(message)` instead of the RunError: the
+    component fails its construct only once what was registered is applied."""
     export = export or pulumi.export
     stop = read_approval_stop(plan)
     membership = FleetMembership(
@@ -52,7 +54,9 @@ def register_fleet(plan: FleetPlan,
     for err in plan.errors:
         pulumi.log.error(str(err))
     failure = "\n".join(f for f in (plan.failure, stop.message) if f)
-    if failure:
+    if failure and fail:
+        fail(failure)
+    elif failure:
         raise pulumi.RunError(failure)
     return reg.spokes
 

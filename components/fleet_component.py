@@ -8,9 +8,11 @@ config (components.fleet_args), run through the program's own pipeline
 program exports under the same names (the stack's owner id is read back from its
 `ownerId` output, and an approval from its `approvals`)."""
 
+import asyncio
 from typing import Any, Optional
 
 import pulumi
+from pulumi.runtime.stack import wait_for_rpcs
 
 from components.fleet_args import FleetArgs, stack_config_of
 from components.pipeline import deploy_fleet
@@ -38,14 +40,35 @@ class Fleet(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(FLEET_TYPE, name, {}, opts)
         outputs: dict[str, object] = {}
+        failures: list[str] = []
         try:
-            deploy_fleet(stack_config_of(args), export=outputs.__setitem__, parent=self)
+            deploy_fleet(stack_config_of(args), export=outputs.__setitem__, parent=self,
+                         fail=failures.append)
         except pulumi.RunError as exc:
-            # Raised here, so that the traceback the host appends is this one line.
+            # Nothing is registered yet. Raised here, so that the traceback the host
+            # appends is this one line.
             raise pulumi.RunError(str(exc)) from None
-        finally:
-            for key, attr in (("spokes", "spokes"), ("waves", "waves"),
-                              ("approvals", "approvals"), ("ring", "ring"),
-                              ("ownerId", "owner_id")):
-                setattr(self, attr, pulumi.Output.from_input(outputs.get(key)))
-            self.register_outputs(outputs)
+        for key, attr in (("spokes", "spokes"), ("waves", "waves"),
+                          ("approvals", "approvals"), ("ring", "ring"),
+                          ("ownerId", "owner_id")):
+            setattr(self, attr, pulumi.Output.from_input(outputs.get(key)))
+        self.register_outputs(outputs)
+        if failures:
+            # The run fails as the program's does, after the reachable spokes' changes
+            # are applied: a construct that raised now would drop registrations still
+            # on their way to the engine.
+            self.spokes = fails_once_registered("\n".join(failures))
+
+
+def fails_once_registered(message: str) -> pulumi.Output[Any]:
+    """An output that fails with `message` once every registration this process sent
+    is answered (the engine applied it); the host awaits it for the construct's reply."""
+    async def fail() -> Any:
+        await wait_for_rpcs(await_all_outstanding_tasks=False)
+        raise pulumi.RunError(message)
+
+    loop = asyncio.get_event_loop()
+    known, secret = loop.create_future(), loop.create_future()
+    known.set_result(True)
+    secret.set_result(False)
+    return pulumi.Output(set(), asyncio.ensure_future(fail()), known, secret)

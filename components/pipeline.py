@@ -7,6 +7,7 @@ so both validate, refuse and hold alike."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -28,11 +29,14 @@ def warn(line: str) -> None:
 
 
 def deploy_fleet(raw: dict[str, Any], export: Export | None = None,
-                 parent: pulumi.Resource | None = None) -> None:
+                 parent: pulumi.Resource | None = None,
+                 fail: Callable[[str], None] | None = None) -> None:
     """Runs the pipeline on `raw`, what a stack file says under `knative-fleet:`.
     `export(name, value)` takes each output (pulumi.export in the program); `parent`
     is the component the fleet is registered in (None in the program). Raises RunError
-    naming every problem, each config path as a stack file's."""
+    naming every problem, each config path as a stack file's, before anything is
+    registered; a run the plan fails after registering the reachable spokes raises it
+    at the end, or hands it to `fail` (components.fleet.register_fleet)."""
     try:
         cfg = parse_fleet_config(raw)
         owner = read_identity()
@@ -47,4 +51,4 @@ def deploy_fleet(raw: dict[str, Any], export: Export | None = None,
         raise pulumi.RunError(str(exc)) from None
     export_identity(owner, export)
     register_fleet(plan, on_recorded=holds.release if holds else None, export=export,
-                   parent=parent)
+                   parent=parent, fail=fail)

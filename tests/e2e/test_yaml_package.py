@@ -131,6 +131,35 @@ def test_a_config_change_lands_in_waves(world: dict) -> None:
     assert gates, "no wave gate in the state"
 
 
+def max_scale(spoke) -> str:
+    cm = client.CoreV1Api(spoke.api()).read_namespaced_config_map(
+        "config-autoscaler", "knative-serving")
+    return cm.data["max-scale"]
+
+
+def test_a_wave_that_needs_approval_waits_for_it(world: dict) -> None:
+    """The first wave's change lands, the run stops before the wave that needs approval
+    and fails naming it, nothing of that wave changes; the approved run applies it."""
+    stack: YamlFleetStack = world["stack"]
+    s1, s2 = world["lab"].spokes[:2]
+    changed = {"version": "1.23", "config": {"autoscaler": {"max-scale": "8"}}}
+    waves = {"waves": [WAVES["waves"][0], {"name": "rest", "approval": "Required"}]}
+    stack.configure([entry("spoke-1", serving=None) | {"serving": changed},
+                     entry("spoke-2", serving=None) | {"serving": changed}], waves)
+    res = stack.up()
+    assert not res.ok, res.out[-3000:]
+    assert "wave 'rest' waits for approval" in res.out, res.why
+    assert (max_scale(s1), max_scale(s2)) == ("8", "7")
+    stack.env["KNATIVE_FLEET_APPROVE"] = "rest"
+    try:
+        res = stack.up()
+    finally:
+        del stack.env["KNATIVE_FLEET_APPROVE"]
+    assert res.ok, res.why
+    assert (max_scale(s1), max_scale(s2)) == ("8", "8")
+    assert "rest" in stack.outputs()["approvals"]
+
+
 def test_another_stack_naming_its_spoke_is_refused_as_a_python_stack_is(
         world: dict) -> None:
     lab: Lab = world["lab"]
