@@ -160,6 +160,21 @@ def test_a_wave_that_needs_approval_waits_for_it(world: dict) -> None:
     assert "rest" in stack.outputs()["approvals"]
 
 
+def test_a_spoke_not_resolved_fails_the_run_and_the_rest_converge(world: dict) -> None:
+    """A fleet entry whose ClusterProfile does not exist: the run fails naming it with
+    the operator's reason, and the reachable spokes' change lands all the same."""
+    stack: YamlFleetStack = world["stack"]
+    s1, s2 = world["lab"].spokes[:2]
+    changed = {"version": "1.23", "config": {"autoscaler": {"max-scale": "9"}}}
+    stack.configure([entry("spoke-1", serving=None) | {"serving": changed},
+                     entry("spoke-2", serving=None) | {"serving": changed},
+                     entry("ghost")], WAVES)
+    res = stack.up()
+    assert not res.ok, res.out[-3000:]
+    assert re.search(r"spoke 'ghost': ClusterProfileNotFound", res.out), res.why
+    assert (max_scale(s1), max_scale(s2)) == ("9", "9")
+
+
 def test_another_stack_naming_its_spoke_is_refused_as_a_python_stack_is(
         world: dict) -> None:
     lab: Lab = world["lab"]
