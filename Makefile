@@ -79,13 +79,26 @@ define build_webhooks
 	fi
 endef
 
+# Pulumi's YAML language host (toolchain/yaml-host.sh), for the package's YAML example
+# (examples/yaml/, docs/package.md): into the tests' tools, cached on its own.
+define build_yaml_host
+	@if ! toolchain/yaml-host.sh 2>&1 >/dev/null | tee -a $(TOOLCHAIN_LOG) \
+	    | { grep --line-buffered -E 'yaml-host: built' || true; }; then
+	  echo "toolchain: the YAML language host failed; the end of $(TOOLCHAIN_LOG):" >&2
+	  tail -n 40 $(TOOLCHAIN_LOG) >&2
+	  exit 1
+	fi
+endef
+
 toolchain:
 	$(call build_tools,, the lab's tools,.complete)
 
-# The tools only the tests use (the Knative Operator, actionlint): not built for the demo.
+# The tools only the tests use (the Knative Operator, actionlint, the YAML language host):
+# not built for the demo.
 test-tools:
 	$(call build_tools,--test-tools, the tests' tools,.test-tools-complete)
 	$(call build_webhooks,--tests)
+	$(call build_yaml_host)
 
 lab-up: venv toolchain
 	@$(PY) -m lab up

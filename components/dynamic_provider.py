@@ -19,11 +19,46 @@ start does not pay for the client (about 0.1 s).
 
 from __future__ import annotations
 
+import operator
+import site
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
 from core.resource_types import DynamicKind
+
+# Where the providers' modules are found when the engine starts the dynamic provider in
+# another project's directory (the package's Fleet, called from a YAML program, say);
+# None in the program, whose directory is this repository.
+_IMPORT_ROOT: str | None = None
+
+
+def importable_from(root: Path) -> None:
+    """Every provider pickled from now on first puts `root` on the unpickling process's
+    path (site.addsitedir), then names its class as before."""
+    global _IMPORT_ROOT
+    _IMPORT_ROOT = str(root)
+
+
+class _Call:
+    """Pickles as the call `func(*args)`: no class of this module is named in the pickle."""
+
+    def __init__(self, func: Any, args: tuple) -> None:
+        self.reduced = (func, args)
+
+    def __reduce__(self) -> Any:
+        return self.reduced
+
+
+class _Reduced:
+    """Pickles as the reduction it holds."""
+
+    def __init__(self, reduced: Any) -> None:
+        self.reduced = reduced
+
+    def __reduce__(self) -> Any:
+        return self.reduced
 
 
 class DynamicProvider(ResourceProvider):
@@ -31,6 +66,17 @@ class DynamicProvider(ResourceProvider):
     the kind's diff keys changed, never a replacement."""
 
     kind: ClassVar[DynamicKind]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """As any object, unless importable_from was called: then the pickle is
+        `(site.addsitedir(root), provider)[1]`, so the root is on the path before the
+        provider's class is looked up."""
+        if _IMPORT_ROOT is None:
+            return super().__reduce_ex__(protocol)
+        # Protocol 1's reduction (copyreg._reconstructor): one that names the class
+        # itself, not `copyreg.__newobj__`, which pickle allows only at the top.
+        pair = (_Call(site.addsitedir, (_IMPORT_ROOT,)), _Reduced(super().__reduce_ex__(1)))
+        return operator.getitem, (pair, 1)
 
     def resource_id(self, props: dict[str, Any]) -> str:
         """The id the resource is created with."""

@@ -20,39 +20,52 @@ from fleet.held_crds import HELD_OUTPUT, held
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
 from rollout.approval import APPROVALS_OUTPUT
 
+Export = Callable[[str, object], None]
+
 
 def register_fleet(plan: FleetPlan,
                    on_recorded: Callable[[str], None] | None = None,
+                   export: Export | None = None,
+                   parent: pulumi.Resource | None = None,
+                   fail: Callable[[str], None] | None = None,
                    typed_crds: Mapping[str, frozenset[str]] | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
     plan says the run fails or a wave waits for approval. `on_recorded(spoke)`: once the
     spoke's anchors are applied (this run's hold on the spoke is given up then:
-    ownership.hold); `typed_crds`: per spoke, the typed CRDs the state holds and would
-    delete (components.held_crds)."""
+    ownership.hold). `export(name, value)` takes each output (the program's stack
+    outputs: pulumi.export); `parent` is the component the fleet is registered in (the
+    package's Fleet), None in the program. `fail(message)` instead of the RunError: the
+    component fails its construct only once what was registered is applied.
+    `typed_crds`: per spoke, the typed CRDs the state holds and would delete
+    (components.held_crds)."""
+    export = export or pulumi.export
     typed_crds = typed_crds or {}
     stop = read_approval_stop(plan)
-    membership = FleetMembership(plan.membership)
+    membership = FleetMembership(
+        plan.membership, pulumi.ResourceOptions(parent=parent) if parent else None)
     reg = register_waves(plan, [membership], on_recorded,
-                         stop.waiting.name if stop.waiting else None, typed_crds)
+                         stop.waiting.name if stop.waiting else None, parent, typed_crds)
     outputs: dict[str, object] = {}
     for step in plan.waves:
         for name in step.spokes:
             last = stop.spokes.get(name) if step.name in reg.left_out else None
             outputs[name] = _spoke_output(plan.spokes[name], step, reg, plan.shows_waves,
                                           last)
-    pulumi.export("ring", plan.ring)
+    export("ring", plan.ring)
     # Typed CRDs of spokes this run leaves out (a wave waiting for approval, a spoke not
     # reached) stay as they are: only a run that registered every spoke says `crdsHeld`.
-    pulumi.export(HELD_OUTPUT, held(typed_crds) and not reg.left_out
-                  and all(name in reg.spokes for name in plan.spokes))
-    pulumi.export("spokes", outputs)
+    export(HELD_OUTPUT, held(typed_crds) and not reg.left_out
+           and all(name in reg.spokes for name in plan.spokes))
+    export("spokes", outputs)
     if plan.shows_waves:
-        pulumi.export("waves", {step.name: reg.wave_output(step) for step in plan.waves})
-        pulumi.export(APPROVALS_OUTPUT, reg.approvals_output(plan.waves, stop.recorded))
+        export("waves", {step.name: reg.wave_output(step) for step in plan.waves})
+        export(APPROVALS_OUTPUT, reg.approvals_output(plan.waves, stop.recorded))
     for err in plan.errors:
         pulumi.log.error(str(err))
     failure = "\n".join(f for f in (plan.failure, stop.message) if f)
-    if failure:
+    if failure and fail:
+        fail(failure)
+    elif failure:
         raise pulumi.RunError(failure)
     return reg.spokes
 

@@ -12,6 +12,8 @@ a stranger to the spokes it owns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pulumi
 
 from ownership.identity import (
@@ -59,6 +61,9 @@ def read_identity(outputs: dict | None = None) -> StackIdentity:
     return identity_from_outputs(read_outputs() if outputs is None else outputs, name)
 
 
-def export_identity(identity: StackIdentity) -> None:
-    """Keeps the id in the stack's state for the next run."""
-    pulumi.export(OWNER_ID_OUTPUT, identity.id)
+def export_identity(identity: StackIdentity,
+                    export: Callable[[str, object], None] | None = None) -> None:
+    """Keeps the id in the stack's state for the next run (`export`: pulumi.export unless
+    given; the package's Fleet returns it as its output `ownerId`, which its program
+    exports under that name)."""
+    (export or pulumi.export)(OWNER_ID_OUTPUT, identity.id)

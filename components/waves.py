@@ -86,12 +86,15 @@ class Registered:
 def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
                    on_recorded: Callable[[str], None] | None = None,
                    stop_before: str | None = None,
+                   parent: pulumi.Resource | None = None,
                    typed_crds: Mapping[str, frozenset[str]] | None = None) -> Registered:
     """Registers the started waves in order, each batch after the gate of the one before,
     up to the wave `stop_before` (it waits for approval: neither it nor a later wave is
     registered, so they keep their objects). `on_recorded(spoke)` runs once a spoke's
-    anchors are applied (components.spoke); `typed_crds`: per spoke, the typed CRDs the
-    state holds and would delete (fleet.held_crds)."""
+    anchors are applied (components.spoke). `parent`: the component the fleet is
+    registered in (the package's Fleet); None in the program, whose stack is the parent.
+    `typed_crds`: per spoke, the typed CRDs the state holds and would delete
+    (fleet.held_crds)."""
     typed_crds = typed_crds or {}
     reg = Registered()
     after = first
@@ -103,13 +106,14 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
         if step.started and step.approval is not None:
             # The gate's keyword arguments are its inputs, by the same names.
             gate = ApprovalGate(step.approval.gate, **planned_waves.approval_inputs(step),
-                                opts=pulumi.ResourceOptions(depends_on=after))
+                                opts=pulumi.ResourceOptions(depends_on=after, parent=parent))
             reg.approval_gates[step.name] = gate
             after = [gate]
         for batch in step.batches:
             spokes = {name: Spoke(name, plan.spokes[name].install, after=after,
-                                 on_recorded=on_recorded,
-                                 typed_crds=typed_crds.get(name, frozenset()))  # type: ignore[arg-type]
+                                 on_recorded=on_recorded,  # type: ignore[arg-type]
+                                 typed_crds=typed_crds.get(name, frozenset()),
+                                 opts=pulumi.ResourceOptions(parent=parent) if parent else None)
                       for name in batch.spokes}
             reg.spokes.update(spokes)
             reg.ready.update({name: spoke.ready for name, spoke in spokes.items()})
@@ -122,7 +126,8 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
                 batch.gate,
                 inputs=wave_gate.gate_inputs(step, batch, installs,
                                              _changes(registered, crd_steps)),
-                opts=pulumi.ResourceOptions(depends_on=[*registered, *crd_steps]))
+                opts=pulumi.ResourceOptions(depends_on=[*registered, *crd_steps],
+                                            parent=parent))
             reg.gates[step.name].append(gate)
             for name in spokes:
                 reg.ready[name] = gate.healthy.apply(

@@ -144,3 +144,26 @@ def test_the_guard_not_the_provider_deletes_aggregated_roles(fleet_cfg, monkeypa
         assert len(ours) > len(guarded)
 
     return pulumi.Output.all(*[s.ready for s in spokes.values()]).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_component_takes_the_failure_and_the_outputs_instead():
+    """The package's Fleet: the reachable spokes registered under it, every output handed
+    to it, and the run's failure handed to it rather than raised (it fails its construct
+    once the registrations are answered: components.fleet_component)."""
+    pulumi.runtime.set_mocks(Mocks(), preview=False)
+    REGISTERED.clear()
+    parent = pulumi.ComponentResource("knative-fleet:index:Fleet", "knative")
+    outputs: dict[str, object] = {}
+    failures: list[str] = []
+    spokes = fleet_mod.register_fleet(_plan(TWO_WAVES, {"s1"}), export=outputs.__setitem__,
+                                      parent=parent, fail=failures.append)
+    assert set(spokes) == {"s2"}
+    assert failures and "s1" in failures[0]
+    assert {"ring", "spokes", "waves", "approvals"} <= set(outputs)
+
+    def under_the_component(urns: list[str]) -> None:
+        assert all("knative-fleet:index:Fleet$knative-fleet:index:Spoke::" in u
+                   for u in urns), urns
+
+    return pulumi.Output.all(*(s.urn for s in spokes.values())).apply(under_the_component)
