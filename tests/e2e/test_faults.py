@@ -7,6 +7,7 @@ and no orphan."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 from kubernetes import client, config
@@ -228,14 +230,18 @@ def test_up_killed_with_pulumis_defaults_recovers_as_documented(
     proc = subprocess.Popen(
         ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
         cwd=stack.project_dir, env=defaults, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True)
+        stderr=subprocess.DEVNULL)
     try:
         # Killed once its checkpoints hold part of the install, before it ends.
         wait_for(lambda: proc.poll() is not None or len(urns(stack)) >= 20, timeout=600,
                  what="the killed run's first checkpoints")
         assert proc.poll() is None, "the run ended before it could be killed"
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the group this test started, and only it
+        # The run and every process it started (plugins run in groups of their own).
+        tree = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         proc.wait(timeout=60)
     # The file backend's repair (docs/troubleshooting.md): a kill can cut the state file's
     # metadata companion to nothing; the state itself is whole.
