@@ -122,6 +122,31 @@ def session_env(tmp: Path, lab: Lab) -> dict[str, str]:
     return env
 
 
+def reader_values(lab: Lab, tmp: Path, fleet: OwnFleet, stack: str, group: str,
+                  selector: str) -> dict[str, str | list[str]]:
+    """The section's first block as a reader of this lab fills it in: the state backend
+    (a new directory under `tmp`), the stack, the two identities and the fleet's spokes."""
+    s1, s2 = lab.spokes[:2]
+    (tmp / "state").mkdir()
+    return {
+        "BACKEND_URL": f"file://{tmp / 'state'}",
+        "PULUMI_CONFIG_PASSPHRASE": secrets.token_hex(16),
+        "STACK": stack,
+        "HUB_KUBECONFIG": str(tmp / "hub-deployer.kubeconfig"),
+        "HUB_CONTEXT": "deployer",
+        "HUB_SUBJECT": fleet.hub_subject,
+        "HUB_ADMIN_KUBECONFIG": lab.hub.kubeconfig,
+        "SPOKE_ADMIN_KUBECONFIGS": [s1.kubeconfig, s2.kubeconfig],
+        "SPOKE_SUBJECT": fleet.spoke_subject,
+        "PROVIDER_FILE": lab.provider_file,
+        "RELEASE_BASE": f"file://{RELEASES}",
+        "INVENTORY_NAMESPACE": fleet.namespace,
+        "SPOKE": "eu-1",
+        "GROUP": group,
+        "GROUP_SELECTOR": selector,
+    }
+
+
 def values_text(values: dict[str, str | list[str]], exported: set[str]) -> str:
     lines = []
     for name, value in values.items():
@@ -149,24 +174,8 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]
                          Profile("eu-1", {"env": "staging", "region": "eu"}, s1),
                          Profile("eu-2", {"env": "prod", "region": "eu"}, s2),
                          Profile("us-1", {"env": "prod", "region": "us"}, s1)])
-    (tmp / "state").mkdir()
-    values: dict[str, str | list[str]] = {
-        "BACKEND_URL": f"file://{tmp / 'state'}",
-        "PULUMI_CONFIG_PASSPHRASE": secrets.token_hex(16),
-        "STACK": f"readme-{ident}",
-        "HUB_KUBECONFIG": str(tmp / "hub-deployer.kubeconfig"),
-        "HUB_CONTEXT": "deployer",
-        "HUB_SUBJECT": fleet.hub_subject,
-        "HUB_ADMIN_KUBECONFIG": lab.hub.kubeconfig,
-        "SPOKE_ADMIN_KUBECONFIGS": [s1.kubeconfig, s2.kubeconfig],
-        "SPOKE_SUBJECT": fleet.spoke_subject,
-        "PROVIDER_FILE": lab.provider_file,
-        "RELEASE_BASE": f"file://{RELEASES}",
-        "INVENTORY_NAMESPACE": fleet.namespace,
-        "SPOKE": "eu-1",
-        "GROUP": "prod-eu",
-        "GROUP_SELECTOR": "{matchLabels: {env: prod, region: eu}}",
-    }
+    values = reader_values(lab, tmp, fleet, f"readme-{ident}", "prod-eu",
+                           "{matchLabels: {env: prod, region: eu}}")
     if assigned(values_block) != set(values):
         raise ReadmeError(f"README line {values_block.line}: the values block sets "
                           f"{sorted(assigned(values_block))}; this test gives "

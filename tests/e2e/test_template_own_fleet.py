@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,12 +22,13 @@ import yaml
 
 from lab.handle import Lab
 from lab.own_fleet import OwnFleet, Profile
-from lab.paths import RELEASES, REPO
+from lab.paths import REPO
 from lab.yaml_stack import yaml_host
 from tests.e2e.test_readme_own_fleet import (
     HEADING,
     copy_project,
     exported_names,
+    reader_values,
     session_env,
     values_text,
 )
@@ -58,24 +58,7 @@ def world(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         Profile("eu-1", {"env": "staging"}, s1),
         Profile("eu-2", {"env": "prod"}, s2),
         Profile("us-1", {"env": "prod"}, s1)])
-    (tmp / "state").mkdir()
-    values: dict[str, str | list[str]] = {
-        "BACKEND_URL": f"file://{tmp / 'state'}",
-        "PULUMI_CONFIG_PASSPHRASE": secrets.token_hex(16),
-        "STACK": f"tpl-{ident}",
-        "HUB_KUBECONFIG": str(tmp / "hub-deployer.kubeconfig"),
-        "HUB_CONTEXT": "deployer",
-        "HUB_SUBJECT": fleet.hub_subject,
-        "HUB_ADMIN_KUBECONFIG": lab.hub.kubeconfig,
-        "SPOKE_ADMIN_KUBECONFIGS": [s1.kubeconfig, s2.kubeconfig],
-        "SPOKE_SUBJECT": fleet.spoke_subject,
-        "PROVIDER_FILE": lab.provider_file,
-        "RELEASE_BASE": f"file://{RELEASES}",
-        "INVENTORY_NAMESPACE": fleet.namespace,
-        "SPOKE": "eu-1",
-        "GROUP": "prod",
-        "GROUP_SELECTOR": "{matchLabels: {env: prod}}",
-    }
+    values = reader_values(lab, tmp, fleet, f"tpl-{ident}", "prod", "{matchLabels: {env: prod}}")
     assert assigned(values_block) == set(values)
     project = copy_project(tmp / "knative-fleet")
     env = session_env(tmp, lab)
