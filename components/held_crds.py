@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from typing import Any
 
 from components.stack_identity import stack_name
@@ -20,6 +21,8 @@ from fleet.held_crds import state_needs_reading, typed_crds_deleted_with_state
 from ownership.identity import BackendUnknown
 
 EXPORT_TIMEOUT_S = 300
+READ_ATTEMPTS = 3
+RETRY_PAUSE_S = 1.0
 
 
 class StateUnreadable(BackendUnknown):
@@ -31,8 +34,22 @@ def export_command(stack: str) -> list[str]:
     return [shutil.which("pulumi") or "pulumi", "stack", "export", "--stack", stack]
 
 
-def read_state(stack: str, cwd: str | None = None) -> dict[str, Any]:
-    """The stack's last state as `pulumi stack export` gives it; raises StateUnreadable."""
+def read_state(stack: str, cwd: str | None = None, attempts: int = READ_ATTEMPTS
+               ) -> dict[str, Any]:
+    """The stack's last state as `pulumi stack export` gives it, read again after a
+    failure (a file backend's read that meets another run's checkpoint write finds its
+    `.attrs` companion empty: `failed to load checkpoint: EOF`); raises StateUnreadable."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _read_state_once(stack, cwd)
+        except StateUnreadable:
+            if attempt == attempts:
+                raise
+            time.sleep(RETRY_PAUSE_S)
+    raise AssertionError("unreachable")
+
+
+def _read_state_once(stack: str, cwd: str | None) -> dict[str, Any]:
     why = ""
     try:
         proc = subprocess.run(export_command(stack), cwd=cwd or os.getcwd(),

@@ -87,6 +87,7 @@ def test_outputs_that_say_crds_held_read_no_state(tmp_path, monkeypatch) -> None
 ])
 def test_a_state_that_cannot_be_read_stops_the_run_naming_the_fix(
         tmp_path, monkeypatch, script, why) -> None:
+    monkeypatch.setattr(edge, "RETRY_PAUSE_S", 0.0)
     _cli(tmp_path, monkeypatch, script)
     with pytest.raises(edge.StateUnreadable) as got:
         edge.read_state("organization/knative-fleet/prod")
@@ -96,10 +97,21 @@ def test_a_state_that_cannot_be_read_stops_the_run_naming_the_fix(
     assert "Fix: make `pulumi stack export --stack organization/knative-fleet/prod` work" in text
 
 
+def test_a_read_that_meets_a_checkpoint_write_is_read_again(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(edge, "RETRY_PAUSE_S", 0.0)
+    (tmp_path / "state.json").write_text(json.dumps(EXPORT))
+    _cli(tmp_path, monkeypatch, f"""if [ ! -e {tmp_path}/seen ]; then touch {tmp_path}/seen
+echo 'error: failed to load checkpoint: EOF' >&2; exit 255; fi
+cat {tmp_path}/state.json
+""")
+    assert edge.read_state("organization/knative-fleet/prod") == EXPORT
+
+
 def test_a_cli_that_hangs_is_a_state_that_cannot_be_read(monkeypatch) -> None:
     def hang(*_a, **_k):
         raise subprocess.TimeoutExpired(["pulumi"], edge.EXPORT_TIMEOUT_S)
 
     monkeypatch.setattr(edge.subprocess, "run", hang)
+    monkeypatch.setattr(edge, "RETRY_PAUSE_S", 0.0)
     with pytest.raises(edge.StateUnreadable, match="TimeoutExpired"):
         edge.read_state("organization/knative-fleet/prod")
