@@ -59,16 +59,19 @@ class ApprovalGate(pulumi.dynamic.Resource, module="knative-fleet", name=APPROVA
 # The program's side of the gate. Its imports are made here, not at the top: the dynamic
 # provider's process imports this module to unpickle `_Provider` in every preview, and the
 # plan's modules would make it load the Kubernetes client (components.dynamic_provider).
-def read_approval_stop(plan: FleetPlan) -> ApprovalStop:
+def read_approval_stop(plan: FleetPlan,
+                       last_outputs: dict[str, Any] | None = None) -> ApprovalStop:
     """Where this run stops for an approval, known before it registers anything. Only an
-    `up` with an approval gate reads the stack's last outputs for it (one more read of the
-    state, as the owner id's): a preview changes nothing and stops nowhere."""
+    `up` with an approval gate looks at the stack's last outputs for it: `last_outputs`,
+    the ones the pipeline already read for the owner id, else read here. A preview
+    changes nothing and stops nowhere."""
     from core.settings import settings
     from rollout.approval import ApprovalStop, approval_stop
 
     if pulumi.runtime.is_dry_run() or not any(s.approval for s in plan.waves):
         return ApprovalStop()
-    return approval_stop(plan.waves, settings().approved_waves, _last_outputs())
+    return approval_stop(plan.waves, settings().approved_waves,
+                         _last_outputs() if last_outputs is None else last_outputs)
 
 
 def _last_outputs() -> dict[str, Any] | None:

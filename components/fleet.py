@@ -28,7 +28,8 @@ def register_fleet(plan: FleetPlan,
                    export: Export | None = None,
                    parent: pulumi.Resource | None = None,
                    fail: Callable[[str], None] | None = None,
-                   typed_crds: Mapping[str, frozenset[str]] | None = None) -> dict[str, Spoke]:
+                   typed_crds: Mapping[str, frozenset[str]] | None = None,
+                   last_outputs: dict[str, Any] | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
     plan says the run fails or a wave waits for approval. `on_recorded(spoke)`: once the
     spoke's anchors are applied (this run's hold on the spoke is given up then:
@@ -37,10 +38,11 @@ def register_fleet(plan: FleetPlan,
     package's Fleet), None in the program. `fail(message)` instead of the RunError: the
     component fails its construct only once what was registered is applied.
     `typed_crds`: per spoke, the typed CRDs the state holds and would delete
-    (components.held_crds)."""
+    (components.held_crds). `last_outputs`: the stack's last outputs, when the caller
+    has read them (the approval record is read from them, not once more)."""
     export = export or pulumi.export
     typed_crds = typed_crds or {}
-    stop = read_approval_stop(plan)
+    stop = read_approval_stop(plan, last_outputs)
     membership = FleetMembership(
         plan.membership, pulumi.ResourceOptions(parent=parent) if parent else None)
     reg = register_waves(plan, [membership], on_recorded,

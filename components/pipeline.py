@@ -57,4 +57,5 @@ def deploy_fleet(raw: dict[str, Any], export: Export | None = None,
         raise pulumi.RunError(str(exc)) from None
     export_identity(owner, export)
     register_fleet(plan, on_recorded=holds.release if holds else None, export=export,
-                   parent=parent, fail=fail, typed_crds=typed_crds)
+                   parent=parent, fail=fail, typed_crds=typed_crds,
+                   last_outputs=last_outputs)

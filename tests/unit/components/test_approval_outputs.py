@@ -267,3 +267,14 @@ def test_the_gates_module_loads_without_the_plan_or_the_kubernetes_client() -> N
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[3],
                          check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
+
+
+@pulumi.runtime.test
+def test_the_outputs_the_pipeline_read_are_not_read_again(exported):
+    mocks = engine({})  # what a second read would answer: no record, a new stack
+    with pytest.raises(pulumi.RunError) as stopped:
+        fleet_mod.register_fleet(plan(), last_outputs=LAST)
+    assert str(stopped.value) == WAITING  # LAST's record decided, not the engine's
+    assert mocks.reads == 0
+    return resolved(dict(exported), lambda out: out["approvals"] == {
+        "main": "sha256:before"} or pytest.fail(str(out["approvals"])))
