@@ -16,6 +16,7 @@ from components.crds_first import CustomResourceDefinitionsFirst
 from components.owner_guard import SpokeOwnerGuard
 from components.release_object import ReleaseObject
 from components.webhooks_first import WebhookConfigurationsFirst
+from core.last_dependents import last_dependents
 from core.resource_types import SPOKE_TYPE
 from fleet import crds_first
 from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
@@ -71,6 +72,8 @@ class Spoke(pulumi.ComponentResource):
         self._removers: list[pulumi.Resource] = []
         self._crds_first: list[pulumi.Resource] = []
         self.crd_steps = []
+        # What each resource of the spoke depends on (components.spoke: _depending).
+        self._depends: dict[pulumi.Resource, list[pulumi.Resource]] = {}
         self._spoke_name = name
         self._spoke_install = install
         self._typed_crds = typed_crds
@@ -97,8 +100,14 @@ class Spoke(pulumi.ComponentResource):
             retain_on_delete=obj.retain_on_delete if retain_on_delete is None
             else retain_on_delete)
         res = ReleaseObject(obj.type_token, obj.name, body, opts)
+        self._depends[res] = depends_on
         self.registered.append(res)
         return res
+
+    def _depending(self, members: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """What a resource that must be deleted before every one of `members` (and created
+        after them) depends on: their last dependents (core.last_dependents)."""
+        return last_dependents(members, lambda r: self._depends.get(r, ()))
 
     def _guard_aggregated_roles(self, spoke: str, install: SpokeInstall,
                                 after: list[pulumi.Resource]) -> list[pulumi.Resource]:
@@ -118,26 +127,29 @@ class Spoke(pulumi.ComponentResource):
         for guard in install.guards:
             role = guard.role.object_name
             self._aggregated[role] = res = self._register(guard.role, guard.role.body, roots)
-            self._guards[role] = AggregatedRoleGuard(
+            self._guards[role] = role_guard = AggregatedRoleGuard(
                 guard.name,
                 inputs=aggregated_roles.guard_inputs(guard, spoke, install.connection,
                                                      install.plugin_timeout_s),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[res]))
+            self._depends[role_guard] = [res]
         return roots
 
     def _guard_owner(self, spoke: str, install: SpokeInstall,
                      opts: pulumi.ResourceOptions | None) -> None:
         """The owner guard (components.owner_guard), depending on every resource of the
-        spoke so that Pulumi deletes it first, and nothing of the spoke while its delete
-        fails. Not in `registered`: a wave gate does not wait for it. Its refusal names
-        this component's URN, built from plain strings: `self.urn` as an input would make
-        the guard depend on the component, so on every child, itself included."""
+        spoke, through their last dependents and the provider, so that Pulumi deletes it
+        first, and nothing of the spoke while its delete fails. Not in `registered`: a
+        wave gate does not wait for it. Its refusal names this component's URN, built
+        from plain strings: `self.urn` as an input would make the guard depend on the
+        component, so on every child, itself included."""
         guard = install.owner_guard
         if guard is None:
             return
         top_level = opts is None or opts.parent is None
-        everything = [self.provider, *self._sweep, *self._guards.values(), *self.registered,
-                      *self._removers, *self._crds_first]
+        everything = [self.provider, *self._depending([
+            *self._sweep, *self._guards.values(), *self.registered, *self._removers,
+            *self._crds_first])]
         SpokeOwnerGuard(
             guard.name,
             inputs=owner_guard.guard_inputs(
@@ -198,6 +210,7 @@ class Spoke(pulumi.ComponentResource):
             crds_first.step_inputs(component, self._spoke_name, install.connection,
                                    install.plugin_timeout_s),
             pulumi.ResourceOptions(parent=self, depends_on=after))
+        self._depends[step] = after
         self._crds_first.append(step)
         self.crd_steps.append(step)
         return step
@@ -215,14 +228,18 @@ class Spoke(pulumi.ComponentResource):
                         after: list[pulumi.Resource]) -> None:
         """The component's webhook configurations' remover, after them, its Deployments
         and namespaced objects, so deleted before all of those (components.webhooks_first).
-        Not in `registered`: that holds the Kubernetes objects a wave gate digests."""
+        Not in `registered`: that holds the Kubernetes objects a wave gate digests. It
+        depends on their last dependents only (the others are deleted after those)."""
         install = self._spoke_install
         assert component.webhooks_first is not None
-        self._removers.append(WebhookConfigurationsFirst(
+        after = self._depending(after)
+        remover = WebhookConfigurationsFirst(
             component.webhooks_first,
             inputs=webhooks_first.step_inputs(component, self._spoke_name, install.connection,
                                               install.plugin_timeout_s),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(dict.fromkeys(after)))))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after))
+        self._depends[remover] = after
+        self._removers.append(remover)
 
 
 def _owner_reference(anchor_name: str, id_and_metadata: list) -> dict:

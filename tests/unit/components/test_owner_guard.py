@@ -131,6 +131,42 @@ def register(monkeypatch: pytest.MonkeyPatch, owner: str | None
     return mocks, spokes, depends
 
 
+def test_each_webhook_remover_reaches_its_configurations_and_workloads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deleted before every webhook configuration, Deployment and namespaced object of
+    its component, through their last dependents."""
+    removers: dict[str, list] = {}
+    real = spoke_mod.WebhookConfigurationsFirst
+
+    def recording(name: str, **kwargs: Any) -> Any:
+        removers[name] = list(kwargs["opts"].depends_on)
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(spoke_mod, "WebhookConfigurationsFirst", recording)
+    _, spokes, _ = register(monkeypatch, ME)
+    spoke = spokes["spoke-a"]
+    assert len(removers) == 3  # Serving's and Eventing's on spoke-a, Serving's on spoke-b
+    configurations = {r for r in spoke.registered if r._type.endswith("WebhookConfiguration")}
+    workloads = set(spoke.deployments)
+    mine = [deps for name, deps in removers.items() if name.startswith("spoke-a")]
+    covered = set().union(*(reached(deps, spoke._depends) for deps in mine))
+    assert workloads and workloads <= covered
+    assert configurations <= covered
+    assert all(len(set(deps)) == len(deps) for deps in mine)
+
+
+def reached(start: list, depends: dict) -> set:
+    """`start` and everything it depends on, directly or through others."""
+    seen: set = set()
+    todo = list(start)
+    while todo:
+        res = todo.pop()
+        if res not in seen:
+            seen.add(res)
+            todo.extend(depends.get(res, ()))
+    return seen
+
+
 def test_each_spoke_gets_a_guard_that_depends_on_everything_of_the_spoke(
         monkeypatch: pytest.MonkeyPatch) -> None:
     mocks, spokes, depends = register(monkeypatch, ME)
@@ -143,7 +179,12 @@ def test_each_spoke_gets_a_guard_that_depends_on_everything_of_the_spoke(
     assert len(spoke._crds_first) == 2  # and their CRDs first
     # What a wave gate digests: Kubernetes objects only (their uid and resourceVersion).
     assert all(hasattr(r, "metadata") for r in spoke.registered)
-    assert set(depends["spoke-a:owner-record"]) == expected
+    # Through the last dependents: every resource of the spoke is one the guard depends
+    # on or a dependency of one, so deleted after the guard.
+    direct = depends["spoke-a:owner-record"]
+    assert set(direct) <= expected and spoke.provider in direct
+    assert reached(direct, spoke._depends) >= expected
+    assert len(direct) < len(expected) / 3
     assert len(spoke.registered) > 100
     typ, inputs = mocks.seen["spoke-a:owner-record"]
     assert typ == GUARD_TYPE
