@@ -8,11 +8,19 @@ outputs yet answers an empty map: that is a first run, which makes the id. Any o
 answer (the engine could not read the backend, or gave no outputs) stops the run with
 OutputsUnreadable before anything is changed or exported: a new id would make the stack
 a stranger to the spokes it owns.
+
+A failed read is tried again, twice, a second apart: on a file backend the engine of
+this very run rewrites the checkpoint's `.attrs` companion in place while the program
+starts (checkpoints are on by Pulumi's default), and a read that meets that write finds
+it empty (`failed to load checkpoint: EOF`). A backend that stays unreadable fails all
+three, and the run stops as before.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Any
 
 import pulumi
 
@@ -26,6 +34,8 @@ from ownership.identity import (
 )
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+READ_ATTEMPTS = 3
+RETRY_PAUSE_S = 1.0
 
 
 def stack_name() -> str:
@@ -39,17 +49,26 @@ def read_outputs() -> dict:
     organization, project, stack = (pulumi.get_organization(), pulumi.get_project(),
                                      pulumi.get_stack())
     name = owner_name(backend_url(), organization, project, stack)
-    try:
-        found = pulumi.runtime.invoke(READ_STACK_OUTPUTS,
-                                      {"name": f"{organization}/{project}/{stack}"})
-    except Exception as exc:  # noqa: BLE001 - whatever failed, it is no first run
-        raise outputs_unreadable(name, str(exc)) from None
+    found = _invoke_read(f"{organization}/{project}/{stack}", name)
     if not found.is_known:
         raise outputs_unreadable(name, "the engine answered that they are not known yet")
     outputs = found.value.get("outputs") if isinstance(found.value, dict) else None
     if not isinstance(outputs, dict):
         raise outputs_unreadable(name, f"the engine answered no outputs ({found.value!r})")
     return outputs
+
+
+def _invoke_read(stack: str, name: str, attempts: int = READ_ATTEMPTS) -> Any:
+    """The engine's answer to readStackOutputs for `stack`, asked again after a failure
+    (module docstring); raises OutputsUnreadable with the last failure."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": stack})
+        except Exception as exc:  # noqa: BLE001 - whatever failed, it is no first run
+            if attempt == attempts:
+                raise outputs_unreadable(name, str(exc)) from None
+            time.sleep(RETRY_PAUSE_S)
+    raise AssertionError("unreachable")
 
 
 def read_identity(outputs: dict | None = None) -> StackIdentity:

@@ -93,6 +93,22 @@ def test_the_saved_id_is_kept(exported) -> None:
     assert exported == [(OWNER_ID_OUTPUT, SAVED)]
 
 
+def test_a_read_that_meets_a_checkpoint_write_is_made_again(exported, monkeypatch) -> None:
+    """The run's own engine rewrites a file backend's `.attrs` while the program starts."""
+    monkeypatch.setattr(stack_identity, "RETRY_PAUSE_S", 0.0)
+    answers = [RuntimeError("failed to load checkpoint: EOF")] * 2
+
+    def answer(name: str) -> dict:
+        if answers:
+            raise answers.pop()
+        return outputs({OWNER_ID_OUTPUT: SAVED})(name)
+
+    mocks = engine(answer)
+    owner = stack_identity.read_identity()
+    assert owner.saved and owner.id == SAVED
+    assert mocks.asked == [stack()] * 3
+
+
 def unreachable(_name: str) -> dict:
     raise Exception("failed to load checkpoint: blob (code=Unknown): dial tcp: i/o timeout")
 
@@ -103,8 +119,9 @@ def unreachable(_name: str) -> dict:
     (outputs({OWNER_ID_OUTPUT: "not-an-id"}), "'not-an-id', not an owner id"),
 ])
 def test_outputs_that_cannot_be_read_stop_the_run_naming_the_backend(
-        exported, answer: Callable[[str], dict], why: str) -> None:
-    engine(answer)
+        exported, monkeypatch, answer: Callable[[str], dict], why: str) -> None:
+    monkeypatch.setattr(stack_identity, "RETRY_PAUSE_S", 0.0)
+    mocks = engine(answer)
 
     with pytest.raises(OutputsUnreadable) as stopped:
         stack_identity.read_identity()
@@ -115,6 +132,8 @@ def test_outputs_that_cannot_be_read_stop_the_run_naming_the_backend(
     # __main__ turns a BackendUnknown into the run's error before anything is exported.
     assert isinstance(stopped.value, BackendUnknown)
     assert exported == []
+    # A failed read is asked three times; an answer without outputs is no failure.
+    assert len(mocks.asked) == (3 if answer is unreachable else 1)
 
 
 def test_an_answer_the_engine_does_not_know_yet_stops_the_run(
