@@ -36,7 +36,7 @@ export PULUMI_PARALLEL_DIFF ?= true
 TOOLS_ENV = PATH="$(if $(filter-out $(BIN),$(PULUMI_BIN)),$(PULUMI_BIN):)$(BIN):$(CURDIR)/$(VENV)/bin:$$PATH"
 PULUMI = $(TOOLS_ENV) pulumi
 
-.PHONY: venv toolchain test-tools lab-up lab-down lab-status lab-dump demo demo-destroy review apply fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor bench-policy
+.PHONY: venv toolchain test-tools lab-up lab-down lab-status lab-dump demo demo-destroy review apply fleet-status drift drift-repair test unit lint bench bench-cost bench-breakdown bench-levers bench-floor bench-policy bench-shard
 
 # The lowest Python the project runs on (README, "Set-up"); an older one is refused here.
 PYTHON_MIN := 3.11.2
@@ -187,6 +187,7 @@ bench: venv toolchain
 
 # One section each: what a spoke costs the machine that runs Pulumi (cost), where one
 # install's and one no-op preview's time goes (breakdown), engine and provider settings
-# against the defaults (levers), the Python SDK's floor against the program's targets (floor).
-bench-cost bench-breakdown bench-levers bench-floor bench-policy: venv toolchain
+# against the defaults (levers), the Python SDK's floor against the program's targets (floor),
+# one stack of 20 spokes, the most docs/runner.md gives one stack (shard).
+bench-cost bench-breakdown bench-levers bench-floor bench-policy bench-shard: venv toolchain
 	$(PY) -m bench --section $(@:bench-%=%)

@@ -32,14 +32,16 @@ SECTIONS = (
     Section("levers", "bench.levers", ".lab-bench-levers", "levers-results.json", "levers"),
     Section("floor", "bench.floor", ".lab-bench-floor", "floor-results.json", "floor"),
     Section("policy", "bench.policy", ".lab-bench-policy", "policy-results.json", "policy"),
+    Section("shard", "bench.shard", ".lab-bench-shard", "shard-results.json", "shard"),
 )
 DEFAULT = ("fleet",)
 ALL = "all"
 # The sections each option is for: given with none of them selected, it is a mistake.
 OPTION_SECTIONS = {
-    "runs": ("fleet", "cost"), "quick": ("fleet",), "parallel": ("fleet",),
+    "runs": ("fleet", "cost", "shard"), "quick": ("fleet",), "parallel": ("fleet",),
     "qps": ("fleet",), "burst": ("fleet",), "pairs": ("levers", "floor", "policy"),
     "no_variants": ("cost",), "no_16": ("cost",), "binaries": ("fleet",),
+    "shard_spokes": ("shard",),
 }
 
 
@@ -78,9 +80,9 @@ def parser() -> argparse.ArgumentParser:
                    help="measure nothing: write each section's part of docs/performance.md "
                         "again from its results file (not the fleet section, whose report "
                         "needs its per-run samples)")
-    fleet = p.add_argument_group("fleet and cost")
+    fleet = p.add_argument_group("fleet, cost and shard")
     fleet.add_argument("--runs", type=int, help="runs per figure, the median kept (fleet: 3, "
-                                                "cost: 1)")
+                                                "cost: 1, shard: 1)")
     fleet.add_argument("--quick", action="store_true",
                        help="fleet: skip the growth measurements on 1, 2 and 4 spokes")
     fleet.add_argument("--parallel", type=int, default=0,
@@ -102,6 +104,10 @@ def parser() -> argparse.ArgumentParser:
     pairs.add_argument("--pairs", type=int,
                        help="levers: runs of each setting beside the defaults (3); floor: "
                             "no-op previews of the product (5)")
+    shard = p.add_argument_group("shard")
+    shard.add_argument("--shard-spokes", type=int, metavar="N",
+                       help="shard: spokes in the one stack (20, the most one stack should "
+                            "hold); fewer for a quick check, not the shard's figures")
     # Children the sections start, each in a fresh process (bench/program.py).
     p.add_argument("--program-child", type=int, metavar="N", help=argparse.SUPPRESS)
     p.add_argument("--floor-child", type=int, metavar="N", help=argparse.SUPPRESS)
@@ -122,9 +128,9 @@ def mistake(args: argparse.Namespace, sections: Sequence[Section]) -> str | None
         if getattr(args, option) not in (None, False, 0) and not names & set(owners):
             return (f"--{option.replace('_', '-')} goes with --section "
                     f"{' or '.join(owners)}")
-    for option in ("runs", "pairs"):
+    for option in ("runs", "pairs", "shard_spokes"):
         if getattr(args, option) is not None and getattr(args, option) < 1:
-            return f"--{option} must be at least 1"
+            return f"--{option.replace('_', '-')} must be at least 1"
     if args.report_only:
         cannot = [s.name for s in sections if not s.rewrites]
         if cannot:
@@ -163,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(runs=args.runs, pairs=args.pairs, quick=args.quick,
                       parallel=args.parallel, qps=args.qps, burst=args.burst,
                       no_variants=args.no_variants, no_16=args.no_16,
-                      report_only=args.report_only, binaries=args.binaries)
+                      report_only=args.report_only, binaries=args.binaries,
+                      shard_spokes=args.shard_spokes)
     failed = [s.name for s in sections if s.run(options, command_line(argv)) != 0]
     if failed:
         log(f"failed: {', '.join(failed)}")

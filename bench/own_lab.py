@@ -64,6 +64,8 @@ class BenchStack(FleetStack):
         self.extra_args = extra_args
         self.work = lab.dir.root / "work"
         self.state_dir = lab.dir.state
+        # How long one pulumi command may run before it is stopped (as Ctrl-C would).
+        self.timeout_s = 3600.0
 
     def pulumi(self, *args: str, sample_rss: bool = False,
                event_log: str | None = None) -> Timed:
@@ -75,7 +77,7 @@ class BenchStack(FleetStack):
             extra += ["--event-log", str(path)]
         return self.runner.run(
             ["pulumi", *args, *extra, "--stack", self.stack, "--non-interactive"], self.env,
-            sample_rss=sample_rss, event_log=path)
+            sample_rss=sample_rss, event_log=path, timeout=self.timeout_s)
 
     def must(self, what: str, *args: str, sample_rss: bool = False,
              event_log: str | None = None) -> Timed:
@@ -88,9 +90,11 @@ class BenchStack(FleetStack):
         return self.must("pulumi up", "up", "--yes", "--skip-preview", sample_rss=True,
                          event_log=event_log)
 
-    def noop_preview(self, event_log: str | None = None) -> tuple[Timed, bool]:
+    def noop_preview(self, event_log: str | None = None,
+                     sample_rss: bool = False) -> tuple[Timed, bool]:
         """`pulumi preview --diff --expect-no-changes`; (timing, whether it was a no-op)."""
-        res = self.pulumi("preview", "--diff", "--expect-no-changes", event_log=event_log)
+        res = self.pulumi("preview", "--diff", "--expect-no-changes", event_log=event_log,
+                          sample_rss=sample_rss)
         if res.ok:
             return res, True
         if "no changes were expected" in res.stdout + res.stderr:

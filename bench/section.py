@@ -35,6 +35,7 @@ class Options:
     no_16: bool = False
     report_only: bool = False
     binaries: tuple[Binaries, ...] | None = None
+    shard_spokes: int | None = None
 
 
 @dataclass

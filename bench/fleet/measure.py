@@ -9,7 +9,8 @@ import json
 import shutil
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -168,14 +169,35 @@ def logged_home(stack: BenchStack) -> Path:
     return home
 
 
-def defaults_run(stack: BenchStack, samples: Samples, run: str) -> None:
-    """Install, no-op preview and destroy with Pulumi as it is installed: checkpoints on,
-    diffs in the step loop, the automatic log written: none of the README's three
-    settings."""
+@contextmanager
+def pulumi_defaults(stack: BenchStack) -> Iterator[Path]:
+    """The stack's commands with Pulumi as it is installed: checkpoints on, diffs in the
+    step loop, the automatic log written (none of the README's three settings); yields
+    the `logs` directory the CLI writes into. The stack's own settings come back after."""
     saved = {k: stack.env.pop(k, None) for k in (SKIP_CHECKPOINTS, PARALLEL_DIFF)}
     home = stack.env["PULUMI_HOME"]
     stack.env["PULUMI_HOME"] = str(logged_home(stack))
     try:
+        yield Path(stack.env["PULUMI_HOME"]) / "logs"
+    finally:
+        stack.env["PULUMI_HOME"] = home
+        stack.env.update({k: v for k, v in saved.items() if v is not None})
+
+
+def take_logs(logs: Path) -> int:
+    """Bytes the CLI has written into `logs` since it was last emptied; empties it, so
+    that the next command's log is counted on its own."""
+    written = sum(f.stat().st_size for f in logs.rglob("*") if f.is_file())
+    shutil.rmtree(logs)
+    logs.mkdir()
+    return written
+
+
+def defaults_run(stack: BenchStack, samples: Samples, run: str) -> None:
+    """Install, no-op preview and destroy with Pulumi as it is installed: checkpoints on,
+    diffs in the step loop, the automatic log written: none of the README's three
+    settings."""
+    with pulumi_defaults(stack) as logs:
         log(f"{run}: pulumi up with Pulumi's defaults")
         samples.add("install_fleet_defaults_s", stack.install().seconds)
         log(f"{run}: pulumi preview (no-op) with Pulumi's defaults")
@@ -184,14 +206,7 @@ def defaults_run(stack: BenchStack, samples: Samples, run: str) -> None:
         samples.flags["noop_preview_defaults_clean"].append(clean)
         log(f"{run}: pulumi destroy with Pulumi's defaults")
         samples.add("destroy_fleet_defaults_s", stack.destroy().seconds)
-        logs = Path(stack.env["PULUMI_HOME"]) / "logs"
-        samples.add("pulumi_log_bytes", sum(f.stat().st_size for f in logs.rglob("*")
-                                            if f.is_file()))
-        shutil.rmtree(logs)
-        logs.mkdir()
-    finally:
-        stack.env["PULUMI_HOME"] = home
-        stack.env.update({k: v for k, v in saved.items() if v is not None})
+        samples.add("pulumi_log_bytes", take_logs(logs))
 
 
 def kubectl_run(bench: BenchLab, base: Baseline, samples: Samples, run_no: int) -> None:

@@ -42,7 +42,8 @@ def test_without_a_section_the_fleet_section_runs_as_make_bench_did() -> None:
     (["--section", "levers", "cost"], ["cost", "levers"]),  # in the sections' own order
     (["--section", "floor", "--section", "breakdown", "--section", "floor"],
      ["breakdown", "floor"]),
-    (["--section", "all"], ["fleet", "cost", "breakdown", "levers", "floor", "policy"]),
+    (["--section", "all"], ["fleet", "cost", "breakdown", "levers", "floor", "policy",
+                            "shard"]),
 ])
 def test_the_sections_asked_for_run_each_once(argv: list[str], expected: list[str]) -> None:
     assert names(cli.selected(cli.parser().parse_args(argv).section)) == expected
@@ -60,7 +61,7 @@ def test_a_failed_section_fails_the_run_after_the_others(
         ran: list[tuple[str, Options, str]]) -> None:
     assert cli.main(["--section", "all", "--runs", "1"]) == 1
     assert [name for name, _, _ in ran] == [
-        "fleet", "cost", "breakdown", "levers", "floor", "policy"]
+        "fleet", "cost", "breakdown", "levers", "floor", "policy", "shard"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -73,6 +74,8 @@ def test_a_failed_section_fails_the_run_after_the_others(
     (["--section", "cost", "--binaries", "released"], "--binaries goes with --section fleet"),
     (["--binaries", "stock"], "give one or more of"),
     (["--binaries", ","], "give one or more of"),
+    (["--shard-spokes", "2"], "--shard-spokes goes with --section shard"),
+    (["--section", "shard", "--shard-spokes", "0"], "--shard-spokes must be at least 1"),
 ])
 def test_options_for_no_section_that_runs_are_refused(
         argv: list[str], message: str, ran: list[tuple[str, Options, str]],
@@ -101,7 +104,7 @@ def test_the_fleet_section_gets_the_sets_of_binaries_asked_for(
 def test_report_only_is_for_the_sections_that_read_their_results_alone(
         ran: list[tuple[str, Options, str]]) -> None:
     rewrites = [s.name for s in cli.SECTIONS if s.rewrites]
-    assert rewrites == ["cost", "breakdown", "levers", "floor", "policy"]
+    assert rewrites == ["cost", "breakdown", "levers", "floor", "policy", "shard"]
     cli.main(["--report-only", "--section", *rewrites])
     assert all(options.report_only for _, options, _ in ran)
 
@@ -139,3 +142,10 @@ def test_an_option_not_given_is_each_section_own_default() -> None:
     assert (fleet_runs(Options()), cost_runs(Options())) == (3, 1)
     assert (levers_pairs(Options()), floor_pairs(Options())) == (3, 5)
     assert fleet_runs(Options(runs=1)) == cost_runs(Options(runs=1)) == 1
+
+
+def test_the_shard_section_gets_its_spokes_and_runs(
+        ran: list[tuple[str, Options, str]]) -> None:
+    assert cli.main(["--section", "shard", "--shard-spokes", "2", "--runs", "2"]) == 0
+    assert [(name, options.shard_spokes, options.runs) for name, options, _ in ran] == [
+        ("shard", 2, 2)]
