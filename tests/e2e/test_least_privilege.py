@@ -4,11 +4,13 @@ ClusterRole `python -m operations rights` derives from the stack's plan, and hel
 admission policy it prints beside it, installs, previews without change and uninstalls;
 as that identity, binding cluster-admin to itself, writing `*` into a role of its own
 making, into its own ClusterRole or into a Knative role, binding a Knative role to itself,
-touching the policy, and writing outside the release's namespaces are each refused,
-while the release's own role as the release writes it is admitted; without one right it
-is refused with the verb, the resource and the rule to add while the rest of the fleet
-converges and nothing on it changes; a hub identity that may not list ClusterProfiles
-fails the run with its fix, and the hub Role the same command prints is enough.
+touching the policy, writing outside the release's namespaces, deleting or changing a
+CRD no plan holds, and labelling or annotating (the CRDs-first step's nudge among them)
+one it holds otherwise than the plan are each refused, while the release's own role as
+the release writes it is admitted; without one right it is refused with the verb, the
+resource and the rule to add while the rest of the fleet converges and nothing on it
+changes; a hub identity that may not list ClusterProfiles fails the run with its fix,
+and the hub Role the same command prints is enough.
 
 The tests share one lab setup and run in file order."""
 
@@ -18,6 +20,7 @@ import base64
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +38,9 @@ from lab.fleet import FleetStack, entry, fleet_config
 from lab.handle import Lab
 from lab.idempotent import delete_if_present
 from lab.paths import REPO
+from lab.removal import delete_crds
 from lab.wait import wait_for
+from lifecycle.crds_first import NUDGE, established
 from operations.access_roles import hub_documents
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, snapshot
@@ -348,6 +353,162 @@ def test_the_identity_cannot_grant_itself_more_than_the_releases_roles(world: di
     status, text = attempt(me, "PATCH", f"{cr}/{KNATIVE_ROLE}",
                            cluster_role(KNATIVE_ROLE, core_rules), apply=True, dry_run=True)
     assert status == 200, text
+
+
+EXT = "apiextensions.k8s.io"
+# A CRD no plan holds, which the lab's admin makes for this test, and its label.
+FOREIGN_CRD = "widgets.attack.example.com"
+FOREIGN_LABEL = "attack.example.com/made-by"
+# CRDs the plan holds (the stack keeps them on destroy: no deleteCrdsOnDestroy): Serving's,
+# with its conversion webhook; Eventing's; and the one whose finalizer the nudge meets most
+# often (docs/performance.md, "A destroy that waits five minutes on a CRD").
+HELD_CRDS = ("services.serving.knative.dev", "brokers.eventing.knative.dev",
+             "eventtransforms.eventing.knative.dev")
+
+
+def foreign_crd(size: str = "integer") -> dict:
+    """The CRD no plan holds, as its maker writes it; `size`: the type of its one field."""
+    return {"apiVersion": f"{EXT}/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": FOREIGN_CRD, "labels": {FOREIGN_LABEL: "lab-admin"}},
+            "spec": {"group": "attack.example.com", "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                               "listKind": "WidgetList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                         "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                             "type": "object", "properties": {"size": {"type": size}}}}}}}]}}
+
+
+def nudge(api: client.ApiClient, name: str) -> tuple[int, str]:
+    """The nudge as lifecycle.crds_first.delete_all sends it (its annotation, by the
+    kubernetes client's patch), as `api`'s identity: (HTTP status, response text)."""
+    try:
+        client.ApiextensionsV1Api(api).patch_custom_resource_definition(
+            name, {"metadata": {"annotations": {NUDGE: str(int(time.time()))}}},
+            _request_timeout=30)
+    except ApiException as exc:
+        return exc.status, str(exc.body or "")
+    return 200, "{}"
+
+
+def crd_identity(admin: client.ApiClient, name: str) -> tuple[str, str, bool]:
+    """(uid, resourceVersion, being deleted) of a CRD, read as admin: any write to it, or
+    its deletion and re-creation, changes them."""
+    meta = live(admin, f"{CRDS}/{name}")["metadata"]
+    return meta["uid"], meta["resourceVersion"], "deletionTimestamp" in meta
+
+
+def test_the_identity_cannot_delete_or_change_crds_but_the_plans_as_the_plan_writes_them(
+        world: dict) -> None:
+    """The CRDs-first step holds each component's CRDs: it applies them, deletes them on
+    destroy with deleteCrdsOnDestroy, and annotates one whose deletion is stuck (the
+    nudge). As the identity, with the printed role and policy, on a spoke it installed
+    with a stack that keeps its CRDs: deleting a CRD no plan holds (made by the lab's
+    admin), or every CRD of its group, annotating it (the nudge's annotation among
+    them), relabelling it or changing its schema or conversion, is refused by RBAC (no
+    verb on that name); a label, an annotation (the nudge's, with no deletion under way)
+    or an owner reference the plan does not give one of the plan's CRDs is refused by
+    the policy. Each CRD is as it was (uid, resourceVersion) and no object appeared.
+    Deleting one of the plan's CRDs is what docs/rbac.md says the identity may do (an
+    uninstall deletes the plan's objects, CRDs included), also for a stack that keeps
+    them: a dry run shows it admitted, and changes nothing."""
+    stack: FleetStack = world["stack"]
+    stack.configure(limited_fleet())
+    res = stack.up()
+    assert res.ok, res.why
+    me, admin = limited_api(world), world["s1"].api()
+    ext = client.ApiextensionsV1Api(admin)
+    delete_crds(admin, [FOREIGN_CRD])  # one an interrupted run left
+    ext.create_custom_resource_definition(foreign_crd())
+    try:
+        wait_for(lambda: established(ext.read_custom_resource_definition(FOREIGN_CRD)),
+                 60, what=f"{FOREIGN_CRD} Established")
+        foreign = f"{CRDS}/{FOREIGN_CRD}"
+        live_foreign = live(admin, foreign)
+        kube_system = client.CoreV1Api(admin).read_namespace("kube-system").metadata.uid
+        before = {n: crd_identity(admin, n) for n in (FOREIGN_CRD, *HELD_CRDS)}
+        before_objects = snapshot(admin)
+        assert not can_i(me, "deletecollection", "customresourcedefinitions", "", EXT)
+        refused_by_rbac = {
+            "delete a CRD no plan holds": send(me, "DELETE", foreign),
+            "delete every CRD of its maker (deletecollection)": send(
+                me, "DELETE", f"{CRDS}?labelSelector={FOREIGN_LABEL}%3Dlab-admin"),
+            "the nudge's annotation on a CRD no plan holds": nudge(me, FOREIGN_CRD),
+            "another annotation on a CRD no plan holds": send(
+                me, "PATCH", foreign, {"metadata": {"annotations": {
+                    "attack.example.com/note": "fleet"}}}, patch="merge"),
+            "its maker's label rewritten (JSON patch)": send(
+                me, "PATCH", foreign, [{"op": "replace",
+                                        "path": "/metadata/labels/attack.example.com~1made-by",
+                                        "value": "knative-fleet"}], patch="json"),
+            "its schema changed (apply)": send(
+                me, "PATCH", foreign, foreign_crd(size="string"), patch="apply"),
+            "its schema changed (update)": send(
+                me, "PUT", foreign, {**live_foreign, "spec": foreign_crd(size="string")["spec"]}),
+            "its schema made to take anything (JSON patch)": send(
+                me, "PATCH", foreign, [{"op": "replace",
+                                        "path": "/spec/versions/0/schema/openAPIV3Schema",
+                                        "value": {"type": "object",
+                                                  "x-kubernetes-preserve-unknown-fields": True}}],
+                patch="json"),
+            "a conversion webhook on a CRD no plan holds": send(
+                me, "PATCH", foreign, {"spec": {"conversion": {
+                    "strategy": "Webhook", "webhook": {
+                        "conversionReviewVersions": ["v1"],
+                        "clientConfig": {"url": "https://attacker.example/convert"}}}}},
+                patch="merge"),
+        }
+        services, brokers, transforms = HELD_CRDS
+        refused_by_policy = {
+            "a label on a CRD the plan holds": send(
+                me, "PATCH", f"{CRDS}/{services}", {"metadata": {"labels": {
+                    FOREIGN_LABEL: "knative-fleet"}}}, patch="merge"),
+            "a label on a CRD the plan holds (apply)": send(
+                me, "PATCH", f"{CRDS}/{brokers}", {
+                    "apiVersion": f"{EXT}/v1", "kind": "CustomResourceDefinition",
+                    "metadata": {"name": brokers, "labels": {FOREIGN_LABEL: "knative-fleet"}}},
+                patch="apply"),
+            "another value for a label the plan gives a CRD": send(
+                me, "PATCH", f"{CRDS}/{brokers}", {"metadata": {"labels": {
+                    "knative.dev/crd-install": "false"}}}, patch="merge"),
+            "the nudge's annotation on a CRD the plan holds, no deletion under way": nudge(
+                me, transforms),
+            "another annotation on a CRD the plan holds": send(
+                me, "PATCH", f"{CRDS}/{services}", {"metadata": {"annotations": {
+                    "attack.example.com/note": "fleet"}}}, patch="merge"),
+            "an owner reference on a CRD the plan holds (collected with its owner)": send(
+                me, "PATCH", f"{CRDS}/{transforms}", {"metadata": {"ownerReferences": [{
+                    "apiVersion": "v1", "kind": "Namespace", "name": "kube-system",
+                    "uid": kube_system}]}}, patch="merge"),
+        }
+        # docs/rbac.md: "delete the plan's objects, CRDs included: yes".
+        admitted_dry_run = {
+            "delete a CRD the plan holds, the stack keeping its CRDs (dry run)": attempt(
+                me, "DELETE", f"{CRDS}/{services}", dry_run=True),
+        }
+        for what, (status, text) in {**refused_by_rbac, **refused_by_policy,
+                                     **admitted_dry_run}.items():
+            print(f"{what}: {status} {json.loads(text).get('message', '')[:200]}")
+        for what, (status, text) in refused_by_rbac.items():
+            assert status == 403, (what, status, text)
+            assert "ValidatingAdmissionPolicy" not in text, (what, text)
+        for what, (status, text) in refused_by_policy.items():
+            assert status == 403, (what, status, text)
+            assert f"ValidatingAdmissionPolicy '{ROLE}'" in text, (what, text)
+        _, text = refused_by_policy[
+            "the nudge's annotation on a CRD the plan holds, no deletion under way"]
+        assert f"annotations the plan does not give it: {NUDGE}" in text, text
+        for what, (status, text) in admitted_dry_run.items():
+            assert status == 200, (what, status, text)
+        after = {n: crd_identity(admin, n) for n in before}
+        assert after == before
+        assert snapshot(admin) == before_objects
+    finally:
+        # As admin, and gone with the APIService the API server registered for its group
+        # before any later test's snapshot or leak check.
+        delete_crds(admin, [FOREIGN_CRD])
+        service = "/apis/apiregistration.k8s.io/v1/apiservices/v1.attack.example.com"
+        wait_for(lambda: stored(admin, service)[0] == 404, 60,
+                 what=f"the APIService of {FOREIGN_CRD}'s group gone")
 
 
 def test_the_stack_uninstalls_with_them_and_leaves_nothing(world: dict) -> None:
