@@ -27,6 +27,7 @@ from fleet.cel_literal import cel
 from fleet.policy_entries import (
     APPLY_ANNOTATIONS,
     CRDS,
+    DELETING_CRD_ANNOTATIONS,
     FREE_DATA,
     WEBHOOK_CONFIGURATIONS,
     WORKLOADS,
@@ -183,7 +184,10 @@ def _variables(chunks: list[dict[str, Any]], anchors: list[str]) -> list[tuple[s
             "variables.annotations", f"({_old('object.metadata.annotations')})",
             f"({held}.annotations)",
             f"(has({held}.freeAnnotations) ? {held}.freeAnnotations : [])"
-            f" + {cel(list(APPLY_ANNOTATIONS))}")),
+            f" + {cel(list(APPLY_ANNOTATIONS))}"
+            f' + (variables.resource == "{CRDS}"'
+            " && has(object.metadata.deletionTimestamp)"
+            f" ? {cel(list(DELETING_CRD_ANNOTATIONS))} : [])")),
         ("badOwners", f"({_or_empty('object.metadata.ownerReferences', '[]')})"
                       '.filter(r, !((r.apiVersion == "v1" && r.kind == "ConfigMap"'
                       " && r.name in variables.anchors)"

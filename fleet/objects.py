@@ -23,6 +23,9 @@ APPLY_ANNOTATIONS = {
     "pulumi.com/patchFieldManager": "knative-fleet",
     "pulumi.com/patchForce": "true",
 }
+# What a CRDs-first step's delete writes on a CRD whose deletion the API server's
+# finalizer gave up on (lifecycle.crds_first.delete_all): any change makes it look again.
+CRD_NUDGE_ANNOTATION = "knative-fleet.dev/finalizer-nudge"
 
 # namespaceConfiguration applies when the namespace is created; its labels and
 # annotations are not diffed afterwards.

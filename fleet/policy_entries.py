@@ -24,6 +24,7 @@ from core.names import (
     OWNER_ID_ANNOTATION,
     SKIP_AWAIT_ANNOTATION,
 )
+from fleet.objects import CRD_NUDGE_ANNOTATION
 from fleet.rights import OWN_OBJECTS, RBAC_GROUP, resource_of
 
 RBAC_KINDS = ("ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding")
@@ -40,6 +41,9 @@ CRDS = "apiextensions.k8s.io/customresourcedefinitions"
 # skipAwait): how the provider applies, nothing the cluster acts on; any value.
 APPLY_ANNOTATIONS = ("pulumi.com/patchFieldManager", "pulumi.com/patchForce",
                      SKIP_AWAIT_ANNOTATION)
+# What a CRD of the plan may carry while it is being deleted, any value: the CRDs-first
+# step's nudge (lifecycle.crds_first.delete_all).
+DELETING_CRD_ANNOTATIONS = (CRD_NUDGE_ANNOTATION,)
 # A ConfigMap key Knative reads as documentation only (its webhook checks it against the
 # `knative.dev/example-checksum` annotation, which is held): any value.
 FREE_DATA = ("_example",)

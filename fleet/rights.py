@@ -62,6 +62,7 @@ OWN_OBJECTS: tuple[tuple[str, str, str, str], ...] = (
 )
 # Read only in the install namespaces, through the plan's bindings (knative.secret_reads).
 SECRETS = ("", "secrets")
+CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 ROLE_RESOURCES = {"ClusterRole": "clusterroles", "Role": "roles"}
 RBAC_RESOURCES = ("clusterroles", "roles", "clusterrolebindings", "rolebindings")
 # On the release's own roles and bindings, by name: what makes, changes or removes one.
@@ -119,6 +120,16 @@ def crd_plurals(plans: Iterable[InstallPlan]) -> dict[tuple[str, str], str]:
             for p in plans for c in p.rendered.crds}
 
 
+def kept_crds(plans: Iterable[InstallPlan]) -> set[str]:
+    """The plans' CRD names that no plan deletes: a CRD is deleted only by a component
+    whose spec sets `deleteCrdsOnDestroy` (its CRDs-first step's delete), so an identity
+    whose specs keep them may not delete one (deleting a CRD deletes every custom
+    resource of its kind on the spoke)."""
+    plans = list(plans)
+    deleted = {c["metadata"]["name"] for p in plans if p.delete_crds for c in p.rendered.crds}
+    return {c["metadata"]["name"] for p in plans for c in p.rendered.crds} - deleted
+
+
 def plan_objects(plans: Iterable[InstallPlan]) -> list[dict]:
     """Every object the plans apply, in their registration order."""
     return [o for p in plans for s in p.stages for o in s.objects]
@@ -159,11 +170,13 @@ def required_rights(plans: Iterable[InstallPlan]) -> set[Right]:
     names: dict[tuple[str, str], set[str]] = {}
     for obj in objects:
         names.setdefault(resource_of(obj, plurals), set()).add(obj["metadata"]["name"])
+    kept = kept_crds(plans)
     rights: set[Right] = set()
     for (group, resource), held in names.items():
         if group == RBAC_GROUP:
             continue
-        rights |= {Right(group, resource, v, n) for v in WRITE_VERBS for n in held}
+        rights |= {Right(group, resource, v, n) for v in WRITE_VERBS for n in held
+                   if not (v == "delete" and (group, resource) == CRDS and n in kept)}
         if (group, resource) != SECRETS:
             rights |= {Right(group, resource, v) for v in READ_VERBS}
     rights |= rbac_rights(objects)

@@ -35,9 +35,12 @@ SOURCES = ("kafka", "rabbitmq", "redis", "github", "gitlab", "ceph")
 
 def _entry(i: int, serving: str, eventing: str, ingress: str,
            sources: tuple[str, ...]) -> dict[str, Any]:
+    # The lab's stacks delete CRDs on destroy too (fleet.rights.kept_crds: only then does
+    # the identity get `delete` on a CRD).
     return {"name": f"s{i}", "clusterProfileRef": {"name": f"s{i}", "namespace": "lab"},
-            "serving": {"version": serving, "ingress": {ingress: {"enabled": True}}},
-            "eventing": {"version": eventing,
+            "serving": {"version": serving, "ingress": {ingress: {"enabled": True}},
+                        "deleteCrdsOnDestroy": True},
+            "eventing": {"version": eventing, "deleteCrdsOnDestroy": True,
                          "source": {s: {"enabled": True} for s in sources}}}
 
 

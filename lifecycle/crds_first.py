@@ -33,7 +33,7 @@ from kubernetes.client.rest import ApiException
 from access.spoke_client import spoke_client
 from core import crd_manifest
 from core.errors import StepError
-from fleet.objects import APPLY_ANNOTATIONS
+from fleet.objects import APPLY_ANNOTATIONS, CRD_NUDGE_ANNOTATION
 from knative.aggregated_roles import selector_string
 from lifecycle.applied_fields import applied_digest
 
@@ -192,7 +192,7 @@ def read_drift(props: dict[str, Any]) -> list[dict[str, str]]:
     return drifted(recorded, live)
 
 
-NUDGE = "knative-fleet.dev/finalizer-nudge"
+NUDGE = CRD_NUDGE_ANNOTATION  # the admission policy admits it on a CRD being deleted
 
 
 def stuck(crd: Mapping[str, Any]) -> bool:

@@ -259,3 +259,15 @@ def test_host_namespaces_are_the_plans() -> None:
     assert entries["apps/deployments/knative-serving/controller"]["hosts"] == ["false/false/false"]
     policy = spoke_documents(two_spoke_fleet(), SA)[0]
     assert "in variables.entry.hosts" in _variables(policy)["podOk"]
+
+
+def test_the_crd_nudge_is_free_only_on_a_crd_being_deleted() -> None:
+    """The CRDs-first step's nudge (lifecycle.crds_first.delete_all) on a CRD of the plan
+    whose deletion is under way, any value; on no other object, at no other time
+    (tests/e2e/test_least_privilege.py tries it with no deletion under way)."""
+    bad = _variables(spoke_documents(two_spoke_fleet(), SA)[0])["badAnnotations"]
+    free = ('(variables.resource == "apiextensions.k8s.io/customresourcedefinitions"'
+            " && has(object.metadata.deletionTimestamp)"
+            ' ? ["knative-fleet.dev/finalizer-nudge"] : [])')
+    assert free in bad
+    assert bad.count("knative-fleet.dev/finalizer-nudge") == 1

@@ -323,3 +323,24 @@ def test_a_spoke_whose_role_lacks_one_release_name_is_refused_with_that_name() -
         "knative-serving-core, which this install needs")
     assert "resources: [clusterroles], resourceNames: [knative-serving-core], " \
            "verbs: [escalate]" in refused.error.message
+
+
+def test_a_crd_may_be_deleted_only_where_a_spec_deletes_crds_on_destroy() -> None:
+    """Deleting a CRD deletes every custom resource of its kind: only a component whose
+    spec sets deleteCrdsOnDestroy deletes its CRDs (its CRDs-first step), so only its
+    CRD names get `delete`; the others are applied and changed, never deleted."""
+    crds = "apiextensions.k8s.io", "customresourcedefinitions"
+
+    def deletable(serving: dict) -> set[str]:
+        cfg = parse_fleet_config({"releaseBase": f"file://{RELEASES}", "fleet": [
+            {"name": "a", "clusterProfileRef": {"name": "a", "namespace": "f"},
+             "serving": {"version": "1.23", **serving}, "eventing": {"version": "1.23"}}]})
+        rights = spoke_rights(cfg)
+        assert Right(*crds, "patch", "services.serving.knative.dev") in rights
+        assert Right(*crds, "patch", "brokers.eventing.knative.dev") in rights
+        return {r.name for r in rights if (r.api_group, r.resource, r.verb) == (*crds, "delete")}
+
+    assert deletable({}) == set()
+    serving_only = deletable({"deleteCrdsOnDestroy": True})
+    assert "services.serving.knative.dev" in serving_only
+    assert not any(name.endswith("eventing.knative.dev") for name in serving_only)
