@@ -260,6 +260,20 @@ def live(api: client.ApiClient, path: str) -> dict:
     return json.loads(text)
 
 
+def assert_refused(by_rbac: dict[str, tuple[int, str]],
+                   by_policy: dict[str, tuple[int, str]]) -> None:
+    """Each attempt printed with the spoke's answer, then each refused (403): by RBAC,
+    the policy not reached, or by the policy, named."""
+    for what, (status, text) in {**by_rbac, **by_policy}.items():
+        print(f"{what}: {status} {json.loads(text).get('message', '')[:200]}")
+    for what, (status, text) in by_rbac.items():
+        assert status == 403, (what, status, text)
+        assert "ValidatingAdmissionPolicy" not in text, (what, text)
+    for what, (status, text) in by_policy.items():
+        assert status == 403, (what, status, text)
+        assert f"ValidatingAdmissionPolicy '{ROLE}'" in text, (what, text)
+
+
 def test_the_identity_cannot_grant_itself_more_than_the_releases_roles(world: dict) -> None:
     """Each attempt as the limited identity, with the printed role and policy, while the
     release it installed is on the spoke: refused by RBAC (the verb on that name is not
@@ -337,14 +351,7 @@ def test_the_identity_cannot_grant_itself_more_than_the_releases_roles(world: di
                                                                "image": "x"}]}}}},
             apply=True),
     }
-    for what, (status, text) in {**refused_by_rbac, **refused_by_policy}.items():
-        print(f"{what}: {status} {json.loads(text).get('message', '')[:160]}")
-    for what, (status, text) in refused_by_rbac.items():
-        assert status == 403, (what, status, text)
-        assert "ValidatingAdmissionPolicy" not in text, (what, text)
-    for what, (status, text) in refused_by_policy.items():
-        assert status == 403, (what, status, text)
-        assert f"ValidatingAdmissionPolicy '{ROLE}'" in text, (what, text)
+    assert_refused(refused_by_rbac, refused_by_policy)
     after = {p: live(admin, p) for p in before}
     for path, obj in before.items():
         assert after[path]["metadata"]["resourceVersion"] == \
@@ -482,14 +489,7 @@ def test_the_identity_cannot_delete_or_change_crds_but_the_plans_as_the_plan_wri
                     "apiVersion": "v1", "kind": "Namespace", "name": "kube-system",
                     "uid": kube_system}]}}, patch="merge"),
         }
-        for what, (status, text) in {**refused_by_rbac, **refused_by_policy}.items():
-            print(f"{what}: {status} {json.loads(text).get('message', '')[:200]}")
-        for what, (status, text) in refused_by_rbac.items():
-            assert status == 403, (what, status, text)
-            assert "ValidatingAdmissionPolicy" not in text, (what, text)
-        for what, (status, text) in refused_by_policy.items():
-            assert status == 403, (what, status, text)
-            assert f"ValidatingAdmissionPolicy '{ROLE}'" in text, (what, text)
+        assert_refused(refused_by_rbac, refused_by_policy)
         _, text = refused_by_policy[
             "the nudge's annotation on a CRD the plan holds, no deletion under way"]
         assert f"annotations the plan does not give it: {NUDGE}" in text, text

@@ -105,20 +105,27 @@ class Mocks(pulumi.runtime.Mocks):
         return {}
 
 
+def recorded_depends(monkeypatch: pytest.MonkeyPatch, resource: str) -> dict[str, list]:
+    """{name: depends_on} of each `resource` (a class components.spoke registers) the
+    spokes register from now on."""
+    depends: dict[str, list] = {}
+    real = getattr(spoke_mod, resource)
+
+    def recording(name: str, **kwargs: Any) -> Any:
+        depends[name] = list(kwargs["opts"].depends_on)
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(spoke_mod, resource, recording)
+    return depends
+
+
 def register(monkeypatch: pytest.MonkeyPatch, owner: str | None
              ) -> tuple[Mocks, dict[str, spoke_mod.Spoke], dict[str, list]]:
     """Registers the two-spoke fleet with mocks; returns what the engine saw, the
     spokes, and each owner guard's depends_on."""
     mocks = Mocks()
     pulumi.runtime.set_mocks(mocks, preview=False)
-    depends: dict[str, list] = {}
-    real = spoke_mod.SpokeOwnerGuard
-
-    def recording(name: str, **kwargs: Any) -> Any:
-        depends[name] = list(kwargs["opts"].depends_on)
-        return real(name, **kwargs)
-
-    monkeypatch.setattr(spoke_mod, "SpokeOwnerGuard", recording)
+    depends = recorded_depends(monkeypatch, "SpokeOwnerGuard")
     plan = plan_fleet(two_spoke_fleet(), FakeInventory(),
                       owner=StackIdentity(ME_ID, owner) if owner else None)
     spokes: dict[str, spoke_mod.Spoke] = {}
@@ -135,14 +142,7 @@ def test_each_webhook_remover_reaches_its_configurations_and_workloads(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Deleted before every webhook configuration, Deployment and namespaced object of
     its component, through their last dependents."""
-    removers: dict[str, list] = {}
-    real = spoke_mod.WebhookConfigurationsFirst
-
-    def recording(name: str, **kwargs: Any) -> Any:
-        removers[name] = list(kwargs["opts"].depends_on)
-        return real(name, **kwargs)
-
-    monkeypatch.setattr(spoke_mod, "WebhookConfigurationsFirst", recording)
+    removers = recorded_depends(monkeypatch, "WebhookConfigurationsFirst")
     _, spokes, _ = register(monkeypatch, ME)
     spoke = spokes["spoke-a"]
     assert len(removers) == 3  # Serving's and Eventing's on spoke-a, Serving's on spoke-b
