@@ -25,6 +25,7 @@ from config.fleet import parse_fleet_config
 from core.errors import FleetError
 from fleet.policy_entries import plan_entries
 from fleet.rights import (
+    CRDS,
     READ_VERBS,
     SECRETS,
     Right,
@@ -231,6 +232,9 @@ def previous_release_rights(lab: Lab, config: Mapping[str, Any]) -> Iterator[Non
     rights = {Right(r.api_group, r.resource, r.verb) for r in required_rights(config_plans(config))}
     # Before Secret reads were the plan's bindings, a release checked for them cluster-wide.
     rights |= {Right(*SECRETS, verb) for verb in READ_VERBS}
+    # Before CRDs were deleted only where a spec says so, a release checked `delete` on
+    # every CRD its plans write (fleet.rights.kept_crds).
+    rights.add(Right(*CRDS, "delete"))
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
             "metadata": {"name": PREVIOUS}, "rules": policy_rules(rights)}
     binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
