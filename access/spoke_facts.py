@@ -75,6 +75,9 @@ class SpokeFacts:
     rules_elsewhere: list[dict] | None = None
     # "namespace/name" of each install anchor present -> its annotations (the owner record).
     anchors: dict[str, dict[str, str]] = field(default_factory=dict)
+    # "namespace/name" of each install anchor present -> when its deletion began, for the
+    # anchors being deleted: the garbage collector is still deleting what they own.
+    anchors_deleting: dict[str, str] = field(default_factory=dict)
     # "Kind namespace/name" of every KnativeServing and KnativeEventing on the spoke.
     operator_crs: tuple[str, ...] = ()
     # Reads the identity was refused ("list knativeservings.operator.knative.dev"): the
@@ -92,15 +95,21 @@ def anchor_names() -> dict[str, str]:
     return {NAMESPACE[c]: anchor_name(KIND[c], CR_NAME[c]) for c in NAMESPACE}
 
 
-def read_anchor(api: client.ApiClient, namespace: str, name: str) -> dict[str, str] | None:
-    """The anchor's annotations, or None when there is no anchor."""
+def read_anchor_metadata(api: client.ApiClient, namespace: str, name: str) -> dict | None:
+    """The anchor's metadata, or None when there is no anchor."""
     try:
         cm = get_json(api, f"/api/v1/namespaces/{namespace}/configmaps/{name}")
     except ApiException as exc:
         if exc.status == 404:
             return None
         raise
-    return dict((cm.get("metadata") or {}).get("annotations") or {})
+    return dict(cm.get("metadata") or {})
+
+
+def read_anchor(api: client.ApiClient, namespace: str, name: str) -> dict[str, str] | None:
+    """The anchor's annotations, or None when there is no anchor."""
+    meta = read_anchor_metadata(api, namespace, name)
+    return None if meta is None else dict(meta.get("annotations") or {})
 
 
 def read_anchors(api: client.ApiClient) -> dict[str, dict[str, str] | None]:
@@ -203,14 +212,17 @@ def read_spoke_facts(
                 facts.installed[name] = version
             if name in anchors:
                 try:
-                    annotations = read_anchor(api, name, anchors[name])
+                    meta = read_anchor_metadata(api, name, anchors[name])
                 except ApiException as exc:
                     if not is_refused(exc):
                         raise
                     unreadable.append(f"get configmaps in {name}")
                 else:
-                    if annotations is not None:
-                        facts.anchors[f"{name}/{anchors[name]}"] = annotations
+                    if meta is not None:
+                        key = f"{name}/{anchors[name]}"
+                        facts.anchors[key] = dict(meta.get("annotations") or {})
+                        if meta.get("deletionTimestamp"):
+                            facts.anchors_deleting[key] = str(meta["deletionTimestamp"])
         try:
             facts.operator_crs = operator_crs(api)
         except ApiException as exc:

@@ -32,6 +32,8 @@ class Reason(enum.StrEnum):
     SPOKE_OWNER_UNKNOWN = "SpokeOwnerUnknown"
     # Not an operator reason: the Knative Operator still reconciles a CR on the spoke.
     KNATIVE_OPERATOR_ACTIVE = "KnativeOperatorActive"
+    # Not an operator reason: an install's anchor is being deleted, and with it what it owns.
+    ANCHOR_BEING_DELETED = "AnchorBeingDeleted"
 
 
 REMEDIATION: dict[Reason, str] = {
@@ -99,5 +101,11 @@ REMEDIATION: dict[Reason, str] = {
         "the Knative Operator manages Knative on this spoke; take it over as README "
         "'Taking over a spoke the Knative Operator runs' says (stop the operator, release "
         "each CR the message names without its uninstall), then run again"
+    ),
+    Reason.ANCHOR_BEING_DELETED: (
+        "wait until the anchor is gone: the garbage collector deletes every object it owns "
+        "first (kubectl get configmap <name> -n <namespace> answers NotFound; its "
+        "metadata.finalizers say what it still waits for), then run `pulumi up --refresh` "
+        "(make drift-repair), which restores the whole install with a new anchor"
     ),
 }

@@ -96,6 +96,19 @@ def operator_refusal(spoke: str, facts: SpokeFacts) -> ResolutionError | None:
         f"controllers would manage one install; nothing on the spoke was changed"))
 
 
+def anchor_deleting_refusal(spoke: str, facts: SpokeFacts) -> ResolutionError | None:
+    """AnchorBeingDeleted while an install's anchor is being deleted: the garbage
+    collector is deleting what it owns, so a run now would find part of the install
+    and restore the rest, then lose what it kept when the anchor goes."""
+    if not facts.anchors_deleting:
+        return None
+    named = ", ".join(f"{anchor} (since {since})"
+                      for anchor, since in sorted(facts.anchors_deleting.items()))
+    return ResolutionError(spoke, Reason.ANCHOR_BEING_DELETED, (
+        f"the install's anchor {named} is being deleted, and the garbage collector with it "
+        f"deletes every object it owns; nothing on the spoke was changed"))
+
+
 def unreadable_refusal(spoke: str, facts: SpokeFacts) -> ResolutionError | None:
     """SpokeAccessDenied when a pre-check's read was refused (an authorizer the rules
     review cannot speak for): whether the spoke may be installed is unknown."""
@@ -140,7 +153,8 @@ def _reach_and_plan(spoke: SelectedSpoke, cfg: FleetConfig, inventory: Inventory
                                    access_denied_message(missing))
     refusal = (unreadable_refusal(entry.name, facts)
                or identity_refusal(entry.name, cfg.identity_of(entry), facts)
-               or operator_refusal(entry.name, facts) or owner_refusal(entry.name, facts, owner))
+               or operator_refusal(entry.name, facts) or owner_refusal(entry.name, facts, owner)
+               or anchor_deleting_refusal(entry.name, facts))
     if refusal is None and owner is not None and holds is not None:
         refusal = hold_spoke(entry.name, resolved, owner, holds)
     if refusal is not None:

@@ -19,7 +19,7 @@ from lab.fleet import FleetStack, entry
 from lab.handle import Lab
 from lab.wait import wait_for
 from tests.support.fleet import changed_spokes, deployments_available
-from tests.support.snapshot import holds_left, kept_by_policy, snapshot
+from tests.support.snapshot import holds_left, kept_by_policy, managed_versions, snapshot
 
 pytestmark = pytest.mark.e2e
 ANCHORS = {
@@ -164,16 +164,44 @@ SERVING_WEBHOOK_CONFIGURATIONS = {
     "mutating": ("webhook.serving.knative.dev",)}
 
 
+HELD = "knative-fleet.test/held"  # a finalizer of the test's: the anchor stays Terminating
+
+
+def anchor_finalizers(core: client.CoreV1Api, anchor: str) -> list[str] | None:
+    """The anchor's finalizers, None once it is gone."""
+    try:
+        return core.read_namespaced_config_map(anchor, "knative-serving").metadata.finalizers
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
 def test_deleted_anchor_is_collected_then_restored_by_refresh(world: dict) -> None:
     stack: FleetStack = world["stack"]
     api = world["s1"].api()
     core = client.CoreV1Api(api)
     anchor, _ = ANCHORS["knative-serving"]
+    core.patch_namespaced_config_map(anchor, "knative-serving",
+                                     {"metadata": {"finalizers": [HELD]}})
     core.delete_namespaced_config_map(anchor, "knative-serving",
                                       propagation_policy="Foreground")
-    wait_for(lambda: not deployments_available(api, "knative-serving"), timeout=120,
-             interval=1, what="GC collecting the Deployments")
+    # The garbage collector drops its foregroundDeletion finalizer once every object the
+    # anchor owns is gone; the test's own finalizer keeps the anchor Terminating after.
+    wait_for(lambda: anchor_finalizers(core, anchor) == [HELD], timeout=300, interval=1,
+             what="GC collecting every object the anchor owns")
     assert deployments_available(api, "knative-serving") == {}, "GC did not collect Deployments"
+    # While the anchor is being deleted a run refuses the spoke and changes nothing there:
+    # a restore now would keep objects the garbage collector is about to take.
+    before = managed_versions(api)
+    refused = stack.up("--refresh")
+    assert not refused.ok, refused.out
+    assert "spoke 'spoke-1': AnchorBeingDeleted" in refused.out, refused.out
+    assert f"knative-serving/{anchor} (since " in refused.out, refused.out
+    assert managed_versions(api) == before
+    core.patch_namespaced_config_map(anchor, "knative-serving", {"metadata": {"finalizers": None}})
+    wait_for(lambda: anchor_finalizers(core, anchor) is None, timeout=120, interval=1,
+             what="the anchor gone")
     # Knative's webhook configurations outlive the anchor's objects and, their webhook gone
     # (it cannot start without the ConfigMaps they now refuse), block the restore as on a real
     # spoke: the recovery docs/troubleshooting.md gives deletes them, then one refresh

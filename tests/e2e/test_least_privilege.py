@@ -7,10 +7,11 @@ making, into its own ClusterRole or into a Knative role, binding a Knative role 
 touching the policy, writing outside the release's namespaces, deleting or changing a
 CRD no plan holds, and labelling or annotating (the CRDs-first step's nudge among them)
 one it holds otherwise than the plan are each refused, while the release's own role as
-the release writes it is admitted; without one right it is refused with the verb, the
-resource and the rule to add while the rest of the fleet converges and nothing on it
-changes; a hub identity that may not list ClusterProfiles fails the run with its fix,
-and the hub Role the same command prints is enough.
+the release writes it, and the nudge on a plan CRD being deleted, are admitted; without
+one right it is refused with the verb, the resource and the rule to add while the rest of
+the fleet converges and nothing on it changes; a hub identity that may not list
+ClusterProfiles fails the run with its fix, and the hub Role the same command prints is
+enough.
 
 The tests share one lab setup and run in file order."""
 
@@ -503,6 +504,55 @@ def test_the_identity_cannot_delete_or_change_crds_but_the_plans_as_the_plan_wri
         service = "/apis/apiregistration.k8s.io/v1/apiservices/v1.attack.example.com"
         wait_for(lambda: stored(admin, service)[0] == 404, 60,
                  what=f"the APIService of {FOREIGN_CRD}'s group gone")
+
+
+HELD_TERMINATING = "knative-fleet.test/held"  # the lab admin's: a CRD stays Terminating
+
+
+def crd_gone(admin: client.ApiClient, name: str) -> bool:
+    return stored(admin, f"{CRDS}/{name}")[0] == 404
+
+
+def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
+        world: dict) -> None:
+    """The CRDs-first step's nudge (lifecycle.crds_first.delete_all) on a CRD the plan
+    holds whose deletion is under way, as the identity with the printed role and policy:
+    admitted, and stored. Another annotation or a label on that same CRD is still refused
+    by the policy. The lab's admin holds the CRD Terminating (a finalizer of its own),
+    then lets it go; `up --refresh` finds it gone and applies it again."""
+    stack: FleetStack = world["stack"]
+    me, admin = limited_api(world), world["s1"].api()
+    ext = client.ApiextensionsV1Api(admin)
+    name = HELD_CRDS[2]
+    path = f"{CRDS}/{name}"
+    finalizers = list(ext.read_custom_resource_definition(name).metadata.finalizers or [])
+    ext.patch_custom_resource_definition(
+        name, {"metadata": {"finalizers": [*finalizers, HELD_TERMINATING]}})
+    try:
+        ext.delete_custom_resource_definition(name)
+        wait_for(lambda: crd_identity(admin, name)[2], 60, what=f"{name} being deleted")
+        status, text = nudge(me, name)
+        print(f"the nudge on a plan CRD being deleted: {status}")
+        assert status == 200, text
+        assert NUDGE in live(admin, path)["metadata"]["annotations"]
+        assert_refused({}, {
+            "another annotation on a plan CRD being deleted": send(
+                me, "PATCH", path, {"metadata": {"annotations": {
+                    "attack.example.com/note": "fleet"}}}, patch="merge"),
+            "a label on a plan CRD being deleted": send(
+                me, "PATCH", path, {"metadata": {"labels": {
+                    FOREIGN_LABEL: "knative-fleet"}}}, patch="merge"),
+        })
+        assert crd_identity(admin, name)[2]
+    finally:
+        left = [f for f in ext.read_custom_resource_definition(name).metadata.finalizers or []
+                if f != HELD_TERMINATING]
+        ext.patch_custom_resource_definition(name, {"metadata": {"finalizers": left or None}})
+        if crd_identity(admin, name)[2]:
+            wait_for(lambda: crd_gone(admin, name), 120, what=f"{name} deleted")
+    res = stack.up("--refresh")
+    assert res.ok, res.why
+    assert established(ext.read_custom_resource_definition(name))
 
 
 def test_the_stack_uninstalls_with_them_and_leaves_nothing(world: dict) -> None:

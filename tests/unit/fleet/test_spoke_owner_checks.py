@@ -145,3 +145,16 @@ def test_a_refused_pre_check_read_is_an_access_denial() -> None:
     error = plan.spokes["spoke-a"].error
     assert error is not None and error.reason is Reason.SPOKE_ACCESS_DENIED
     assert "may not list knativeservings.operator.knative.dev" in error.message
+
+
+def test_a_spoke_whose_anchor_is_being_deleted_is_refused_naming_it() -> None:
+    anchor = "knative-serving/knativeserving-knative-serving-root-owner"
+    plan = plan_fleet(two_spoke_fleet(), FakeInventory(facts={"a": SpokeFacts(
+        {}, {}, anchors={anchor: {}},
+        anchors_deleting={anchor: "2026-12-02T15:00:00Z"})}), owner=ME)
+    error = plan.spokes["spoke-a"].error
+    assert error is not None and error.reason is Reason.ANCHOR_BEING_DELETED
+    assert f"{anchor} (since 2026-12-02T15:00:00Z) is being deleted" in error.message
+    assert "spoke 'spoke-a'" in str(error) and "pulumi up --refresh" in str(error)
+    assert plan.spokes["spoke-a"].install is None
+    assert plan.spokes["spoke-b"].install is not None
