@@ -123,7 +123,8 @@ def unknowns(plan: FleetPlan | None, state: LastState, inventory: OfflineInvento
         Unknown("rights", "whether each spoke's identity holds the rights this install "
                 "needs (SpokeAccessDenied)"),
         Unknown("ownerRecords", "the owner records on the spokes' anchors: whether another "
-                "stack manages a spoke (SpokeOwnedByAnotherStack)"),
+                "stack manages a spoke (SpokeOwnedByAnotherStack), or an anchor is being "
+                "deleted (AnchorBeingDeleted)"),
         Unknown("operatorCRs", "KnativeServing or KnativeEventing CRs of the Knative "
                 "Operator on the spokes (KnativeOperatorActive)"),
         Unknown("serverDefaults", "the API server's defaults, admission and "

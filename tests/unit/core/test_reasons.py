@@ -23,6 +23,7 @@ def test_reason_values_are_the_operator_names() -> None:
         "SpokeOwnedByAnotherStack",
         "SpokeOwnerUnknown",
         "KnativeOperatorActive",
+        "AnchorBeingDeleted",
     ]
 
 
