@@ -246,6 +246,9 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
     fleet[1]["serving"]["version"] = "1.23"
     del fleet[0]["eventing"]
     stack.configure(fleet)
+    res, steps = stack.preview_steps()
+    assert res.ok, res.why
+    assert set(changed_spokes(steps)) == {"spoke-1"}, changed_spokes(steps)
     res = stack.up()
     assert res.ok, res.why
     core1 = client.CoreV1Api(world["s1"].api())

@@ -528,8 +528,10 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
     finalizers = list(ext.read_custom_resource_definition(name).metadata.finalizers or [])
     ext.patch_custom_resource_definition(
         name, {"metadata": {"finalizers": [*finalizers, HELD_TERMINATING]}})
+    deleting = False
     try:
         ext.delete_custom_resource_definition(name)
+        deleting = True
         wait_for(lambda: crd_identity(admin, name)[2], 60, what=f"{name} being deleted")
         status, text = nudge(me, name)
         print(f"the nudge on a plan CRD being deleted: {status}")
@@ -548,7 +550,7 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
         left = [f for f in ext.read_custom_resource_definition(name).metadata.finalizers or []
                 if f != HELD_TERMINATING]
         ext.patch_custom_resource_definition(name, {"metadata": {"finalizers": left or None}})
-        if crd_identity(admin, name)[2]:
+        if deleting:
             wait_for(lambda: crd_gone(admin, name), 120, what=f"{name} deleted")
     res = stack.up("--refresh")
     assert res.ok, res.why
