@@ -1,8 +1,9 @@
 """Reads the few live facts a plan needs from a spoke (which install namespaces
 exist, whether this product created them, which Knative version it runs there, which
-stack's record its anchors carry, and whether the Knative Operator still has a CR
-there), with the credential the access provider just issued. A token lives only in memory; a
-client certificate and key only in a private temp dir while the client is open."""
+stack's record its anchors carry and whether one is being deleted, and whether the
+Knative Operator still has a CR there), with the credential the access provider just
+issued. A token lives only in memory; a client certificate and key only in a private
+temp dir while the client is open."""
 
 from __future__ import annotations
 
@@ -188,9 +189,10 @@ def read_spoke_facts(
     conn: SpokeConnection, credential: PluginCredential, names: Iterable[str]
 ) -> SpokeFacts:
     """Which of the install namespaces `names` exist, what runs in them, whose record
-    their anchors carry, whether the Knative Operator has a CR on the spoke, and what
-    this identity may do there. A read the identity is refused is named in `unreadable`
-    (the planner refuses the spoke), not raised."""
+    their anchors carry (and which of them are being deleted), whether the Knative
+    Operator has a CR on the spoke, and what this identity may do there. A read the
+    identity is refused is named in `unreadable` (the planner refuses the spoke), not
+    raised."""
     names = list(names)
     facts = SpokeFacts(namespaces={}, installed={})
     unreadable: list[str] = []
