@@ -34,9 +34,16 @@ from lab.handle import ensure_lab
 from lab.paths import REPO, lab_dir
 from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
 from lab.stack import update_time
+from runner.rollback import MARK
 from tests.support.fleet import deployments_available
 from tests.support.runner import run_runner
-from tests.support.snapshot import kept_by_policy, managed_versions, moved, objects, snapshot
+from tests.support.snapshot import (
+    kept_by_policy,
+    managed_uids,
+    managed_versions,
+    moved,
+    snapshot,
+)
 from tests.support.topology import topology_lock
 
 pytestmark = pytest.mark.e2e
@@ -257,7 +264,7 @@ def test_a_stack_waiting_for_approval_is_not_rolled_back(fleet: dict) -> None:
         assert view["totals"]["waitingApproval"] == 1, view["totals"]
         history = stack.history()
         assert len(history) == updates + 1, history[:2]
-        assert "rollback" not in (history[0].get("message") or ""), history[0]
+        assert MARK not in (history[0].get("message") or ""), history[0]
         assert {s: scale_to_zero(fleet["apis"][s]) for s in (first, second)} == {
             first: "false", second: None}
         assert ring2_state(fleet) == ring2_before
@@ -291,12 +298,6 @@ def test_a_failure_in_ring_1_leaves_ring_2_untouched(fleet: dict) -> None:
         assert ring2_state(fleet) == ring2_before
     finally:
         configure(fleet, {"version": "1.23"})
-
-
-def managed_uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
-    return {key: obj["metadata"]["uid"] for key, obj in objects(api).items()
-            if (obj["metadata"].get("labels") or {}).get(
-                "app.kubernetes.io/managed-by") == "knative-fleet"}
 
 
 def test_a_failed_ring_is_rolled_back_and_the_next_ring_is_untouched(fleet: dict) -> None:

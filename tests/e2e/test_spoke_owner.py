@@ -38,7 +38,7 @@ from lab.stack import Result
 from ownership.identity import OWNER_ID_OUTPUT, owner_name
 from tests.support.fleet import changed_spokes, module_stack
 from tests.support.operator_lab import clean_spoke
-from tests.support.snapshot import kept_by_policy, managed_versions, objects
+from tests.support.snapshot import kept_by_policy, managed_uids, managed_versions
 
 pytestmark = pytest.mark.e2e
 OWNER = "knative-fleet.dev/owner"
@@ -87,13 +87,6 @@ def spoke_api(lab: Lab, index: int = 0) -> client.ApiClient:
     return lab.spokes[index].api()
 
 
-def uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
-    """{identity: uid} of every object knative-fleet manages on the spoke."""
-    return {key: item["metadata"]["uid"] for key, item in objects(api).items()
-            if (item["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by")
-            == "knative-fleet"}
-
-
 def recorded_owner(api: client.ApiClient) -> str | None:
     anchor = client.CoreV1Api(api).read_namespaced_config_map(ANCHOR[1], ANCHOR[0])
     return (anchor.metadata.annotations or {}).get(OWNER)
@@ -125,7 +118,7 @@ def test_a_second_stack_is_refused_and_changes_nothing(world: World) -> None:
 
 def test_a_hand_over_moves_the_spoke_without_deleting_an_object(world: World) -> None:
     api = spoke_api(world.lab)
-    before = uids(api)
+    before = managed_uids(api)
     backups = world.tmp / "backups"
     proc = subprocess.run(
         [sys.executable, "-m", "operations", "hand-over", "--spoke", "spoke-1",
@@ -149,11 +142,11 @@ def test_a_hand_over_moves_the_spoke_without_deleting_an_object(world: World) ->
     assert changed_spokes(steps) == {"spoke-1": {"create"}}, changed_spokes(steps)
     res = world.b.up()
     assert res.ok, res.why
-    assert uids(api) == before
+    assert managed_uids(api) == before
 
     for res in (world.a.up(), world.a.destroy()):
         assert res.ok, res.why
-        assert uids(api) == before
+        assert managed_uids(api) == before
     assert recorded_owner(api) == world.owner(world.b)
 
     res, steps = world.b.preview_steps()

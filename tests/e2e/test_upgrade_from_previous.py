@@ -25,7 +25,7 @@ from lab.paths import REPO
 from lab.stack import Stack
 from tests.support.fleet import deployments_available
 from tests.support.previous_version import previous_commit, write_out
-from tests.support.snapshot import objects
+from tests.support.snapshot import expires, objects
 
 pytestmark = pytest.mark.e2e
 SPOKE = "spoke-1"
@@ -34,10 +34,13 @@ DESTRUCTIVE = {"delete", "replace", "create-replacement", "delete-replaced",
 
 
 def managed_uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
-    """{(group/Kind, namespace, name): uid} of every object knative-fleet applied."""
+    """{(group/Kind, namespace, name): uid} of every object knative-fleet applied and
+    that lives until a client deletes it (the TTL controller collects the release's
+    finished Jobs on its own schedule)."""
     return {key: obj["metadata"]["uid"] for key, obj in objects(api).items()
             if any(m.get("manager") == "knative-fleet"
-                   for m in obj["metadata"].get("managedFields") or [])}
+                   for m in obj["metadata"].get("managedFields") or [])
+            and not expires(key, obj)}
 
 
 @pytest.fixture(scope="module")

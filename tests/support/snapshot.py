@@ -157,7 +157,7 @@ def _content(item: dict) -> str:
     return json.dumps(item, sort_keys=True)
 
 
-def _expires(key: tuple[str, str, str], item: dict) -> bool:
+def expires(key: tuple[str, str, str], item: dict) -> bool:
     """A Job with `ttlSecondsAfterFinished` (the release's post-install Jobs: 600 s) is
     deleted by the cluster's TTL-after-finished controller on its own schedule; its going
     is not a write by any client, so a before/after comparison leaves it out."""
@@ -170,7 +170,16 @@ def managed_versions(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
     lives until a client deletes it: equal maps before and after a run mean the run wrote
     nothing there."""
     return {key: _content(item) for key, item in _objects(api, f"?labelSelector={MANAGED}")
-            if not _expires(key, item)}
+            if not expires(key, item)}
+
+
+def managed_uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
+    """{identity: uid} of every object this product manages on the cluster and that lives
+    until a client deletes it (a Job the TTL controller collects is left out): equal maps
+    before and after a run mean it deleted or re-created nothing there."""
+    return {key: item["metadata"]["uid"]
+            for key, item in _objects(api, f"?labelSelector={MANAGED}")
+            if not expires(key, item)}
 
 
 def kept_by_policy(objects: set[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
