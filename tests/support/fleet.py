@@ -30,6 +30,18 @@ def changed_spokes(steps: list[dict]) -> dict[str, set[str]]:
     return out
 
 
+def changes(steps: list[dict]) -> list[str]:
+    """Every step that is not `same`, as `op name [changed keys]`: what an assertion on
+    changed_spokes shows when it fails."""
+    out = []
+    for step in steps:
+        if step.get("op") in ("same", "read"):
+            continue
+        keys = sorted(step.get("detailedDiff") or {}) or step.get("diffReasons") or []
+        out.append(f"{step['op']} {step['urn'].rsplit('::', 1)[-1]} {keys[:8]}")
+    return out
+
+
 def deployments_available(api: client.ApiClient, namespace: str) -> dict[str, bool]:
     apps = client.AppsV1Api(api)
     result = {}
