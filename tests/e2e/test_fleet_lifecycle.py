@@ -18,7 +18,7 @@ from knative.secret_reads import READS
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
 from lab.wait import wait_for
-from tests.support.fleet import changed_spokes, changes, deployments_available
+from tests.support.fleet import HELD, changed_spokes, deployments_available, step_changes
 from tests.support.snapshot import holds_left, kept_by_policy, managed_versions, snapshot
 
 pytestmark = pytest.mark.e2e
@@ -164,9 +164,6 @@ SERVING_WEBHOOK_CONFIGURATIONS = {
     "mutating": ("webhook.serving.knative.dev",)}
 
 
-HELD = "knative-fleet.test/held"  # a finalizer of the test's: the anchor stays Terminating
-
-
 def anchor_finalizers(core: client.CoreV1Api, anchor: str) -> list[str] | None:
     """The anchor's finalizers, None once it is gone."""
     try:
@@ -230,7 +227,7 @@ def test_upgrade_one_spoke_changes_only_that_spoke(world: dict) -> None:
     stack.configure(fleet)
     res, steps = stack.preview_steps()
     assert res.ok, res.why
-    assert set(changed_spokes(steps)) == {"spoke-2"}, changes(steps)
+    assert set(changed_spokes(steps)) == {"spoke-2"}, step_changes(steps)
     res = stack.up()
     assert res.ok, res.why
     assert stack.outputs()["spokes"]["spoke-2"]["serving"] == "1.23.0"
@@ -248,7 +245,7 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
     stack.configure(fleet)
     res, steps = stack.preview_steps()
     assert res.ok, res.why
-    assert set(changed_spokes(steps)) == {"spoke-1"}, changes(steps)
+    assert set(changed_spokes(steps)) == {"spoke-1"}, step_changes(steps)
     res = stack.up()
     assert res.ok, res.why
     core1 = client.CoreV1Api(world["s1"].api())

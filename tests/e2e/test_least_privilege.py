@@ -43,7 +43,7 @@ from lab.removal import delete_crds
 from lab.wait import wait_for
 from lifecycle.crds_first import NUDGE, established
 from operations.access_roles import hub_documents
-from tests.support.fleet import changed_spokes, deployments_available
+from tests.support.fleet import HELD, changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, snapshot
 
 pytestmark = pytest.mark.e2e
@@ -506,7 +506,6 @@ def test_the_identity_cannot_delete_or_change_crds_but_the_plans_as_the_plan_wri
                  what=f"the APIService of {FOREIGN_CRD}'s group gone")
 
 
-HELD_TERMINATING = "knative-fleet.test/held"  # the lab admin's: a CRD stays Terminating
 
 
 def crd_gone(admin: client.ApiClient, name: str) -> bool:
@@ -527,7 +526,7 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
     path = f"{CRDS}/{name}"
     finalizers = list(ext.read_custom_resource_definition(name).metadata.finalizers or [])
     ext.patch_custom_resource_definition(
-        name, {"metadata": {"finalizers": [*finalizers, HELD_TERMINATING]}})
+        name, {"metadata": {"finalizers": [*finalizers, HELD]}})
     deleting = False
     try:
         ext.delete_custom_resource_definition(name)
@@ -548,7 +547,7 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
         assert crd_identity(admin, name)[2]
     finally:
         left = [f for f in ext.read_custom_resource_definition(name).metadata.finalizers or []
-                if f != HELD_TERMINATING]
+                if f != HELD]
         ext.patch_custom_resource_definition(name, {"metadata": {"finalizers": left or None}})
         if deleting:
             wait_for(lambda: crd_gone(admin, name), 120, what=f"{name} deleted")

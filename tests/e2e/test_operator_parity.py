@@ -29,7 +29,7 @@ from lab.handle import Lab
 from lab.operator import KnativeOperator, cr
 from lab.wait import wait_for
 from tests.support import parity
-from tests.support.fleet import all_available, changed_spokes
+from tests.support.fleet import all_available, changed_spokes, step_changes
 from tests.support.operator_differences import KNOWN, RICH
 from tests.support.operator_lab import (
     EVENTING,
@@ -41,10 +41,9 @@ from tests.support.operator_lab import (
     keep,
     remove_knative_crds,
     spec,
-    step_changes,
     take_over,
 )
-from tests.support.snapshot import objects
+from tests.support.snapshot import expires, objects
 from tests.support.watch import deployments_availability
 
 pytestmark = pytest.mark.e2e
@@ -152,9 +151,12 @@ def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
     assert availability.seen >= {(SERVING, "controller"), (EVENTING, "eventing-controller")}
     assert not availability.unavailable, availability.unavailable
     after = {k: v["metadata"]["uid"] for k, v in objects(api1).items()}
-    gone = sorted(k for k in before if k not in after and not _expires(k, world))
+    # Finished Jobs with a TTL are deleted by the cluster on its own schedule (and the
+    # operator, while it still runs, applies them anew): neither is the take-over's doing.
+    installed = world["operator_install"]
+    gone = sorted(k for k in before if k not in after and not expires(k, installed[k]))
     renewed = sorted(k for k in before if k in after and after[k] != before[k]
-                     and not _expires(k, world))
+                     and not expires(k, installed[k]))
     assert not gone, f"objects deleted by the take-over: {gone}"
     assert not renewed, f"objects created anew by the take-over: {renewed}"
     # The namespaced objects the operator installed are owned by the anchor alone now.
@@ -169,11 +171,3 @@ def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
     res, steps = stack.preview_steps()
     assert res.ok, res.why
     assert changed_spokes(steps) == {}, step_changes(steps)
-
-
-def _expires(key: tuple[str, str, str], world: dict) -> bool:
-    """Finished Jobs with a TTL are deleted by the cluster on its own schedule (and the
-    operator, while it still runs, applies them anew): neither is the take-over's doing."""
-    obj = world["operator_install"].get(key) or {}
-    return key[0] == "batch/Job" and (obj.get("spec") or {}).get(
-        "ttlSecondsAfterFinished") is not None

@@ -36,7 +36,7 @@ from lab.operator import OPERATOR_NAMESPACE, KnativeOperator, cr
 from lab.removal import delete_namespaces, delete_namespaces_then_crds
 from lab.wait import wait_for
 from tests.support import parity
-from tests.support.fleet import all_available, changed_spokes
+from tests.support.fleet import all_available, changed_spokes, step_changes
 from tests.support.operator_differences import CONTOUR, ISTIO, KNOWN, KOURIER_LB
 from tests.support.operator_lab import (
     EVENTING,
@@ -49,7 +49,6 @@ from tests.support.operator_lab import (
     keep,
     remove_knative_crds,
     spec,
-    step_changes,
 )
 from tests.support.snapshot import objects
 

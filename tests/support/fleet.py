@@ -12,9 +12,13 @@ from kubernetes import client
 from core.settings import Binaries
 from lab.fleet import FleetStack
 from lab.handle import Lab
+from review.fields import lookup, parse_path
 
 # The fleet's own resources, not a spoke's: its membership and the wave gates.
 FLEET_TYPES = ("knative-fleet:FleetMembership", "knative-fleet:WaveGate")
+# A finalizer of the tests' own: the object it is on stays Terminating until a test takes
+# it off (an anchor, a CRD, being deleted).
+HELD = "knative-fleet.test/held"
 
 
 def changed_spokes(steps: list[dict]) -> dict[str, set[str]]:
@@ -30,16 +34,23 @@ def changed_spokes(steps: list[dict]) -> dict[str, set[str]]:
     return out
 
 
-def changes(steps: list[dict]) -> list[str]:
-    """Every step that is not `same`, as `op name [changed keys]`: what an assertion on
-    changed_spokes shows when it fails."""
+def step_changes(steps: list[dict]) -> list[tuple[str, str, list]]:
+    """(op, urn, changes) of every preview step that is not `same`. The Kubernetes
+    provider reports its changes in `detailedDiff` only (`diffReasons` stays empty), so
+    both are read; an update names, per path, what the state holds (the last apply's
+    outputs, which the provider diffs against) and what the program now asks for."""
     out = []
-    for step in steps:
-        if step.get("op") in ("same", "read"):
+    for s in steps:
+        if s.get("op") in ("same", "read"):
             continue
-        keys = sorted(step.get("detailedDiff") or {}) or step.get("diffReasons") or []
-        out.append(f"{step['op']} {step['urn'].rsplit('::', 1)[-1]} {keys[:8]}")
-    return out
+        paths = sorted({*(s.get("diffReasons") or []), *(s.get("detailedDiff") or {})})
+        if s["op"] == "update" and ":Secret::" not in s["urn"]:
+            held = (s.get("oldState") or {}).get("outputs") or {}
+            wanted = (s.get("newState") or {}).get("inputs") or {}
+            paths = [(p, lookup(held, parse_path(p)), lookup(wanted, parse_path(p)))
+                     for p in paths[:5]]
+        out.append((s["op"], s["urn"].rsplit("::", 1)[-1], paths))
+    return out[:40]
 
 
 def deployments_available(api: client.ApiClient, namespace: str) -> dict[str, bool]:

@@ -24,9 +24,8 @@ from lab.idempotent import delete_if_present
 from lab.operator import release_orphaned, remove_operator
 from lab.removal import delete_crds, delete_namespaces
 from lab.wait import WaitTimeout, wait_for
-from review.fields import lookup, parse_path
 from tests.support import parity
-from tests.support.fleet import changed_spokes
+from tests.support.fleet import changed_spokes, step_changes
 from tests.support.snapshot import objects
 
 SPECS = Path(__file__).parents[1] / "e2e" / "operator_specs"
@@ -181,22 +180,3 @@ def controller_barrier(rbac: client.RbacAuthorizationV1Api, timeout: float = 60)
             wait_for(lambda: not rbac.read_cluster_role(aggregate).rules, timeout,
                      what=f"the aggregation controller emptied {aggregate}")
         delete_if_present(rbac.delete_cluster_role, aggregate)
-
-
-def step_changes(steps: list[dict]) -> list[tuple[str, str, list]]:
-    """(op, urn, changes) of every preview step that is not `same`. The Kubernetes
-    provider reports its changes in `detailedDiff` only (`diffReasons` stays empty), so
-    both are read; an update names, per path, what the state holds (the last apply's
-    outputs, which the provider diffs against) and what the program now asks for."""
-    out = []
-    for s in steps:
-        if s.get("op") in ("same", "read"):
-            continue
-        paths = sorted({*(s.get("diffReasons") or []), *(s.get("detailedDiff") or {})})
-        if s["op"] == "update" and ":Secret::" not in s["urn"]:
-            held = (s.get("oldState") or {}).get("outputs") or {}
-            wanted = (s.get("newState") or {}).get("inputs") or {}
-            paths = [(p, lookup(held, parse_path(p)), lookup(wanted, parse_path(p)))
-                     for p in paths[:5]]
-        out.append((s["op"], s["urn"].rsplit("::", 1)[-1], paths))
-    return out[:40]
