@@ -1,8 +1,8 @@
 """Faults a fleet survives: credential rotation, a new address and CA bundle for
 the same spoke, a spoke API server killed in the middle of `pulumi up`,
 `pulumi up` interrupted by SIGINT, and killed (SIGKILL) with Pulumi's default
-checkpoints. Each time the next `up` converges, with no replaced resource, no duplicate
-and no orphan."""
+checkpoints and with them skipped. Each time the next `up` converges, with no replaced
+resource, no duplicate and no orphan."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ from lab.fleet import FleetStack, entry
 from lab.handle import Lab
 from lab.stack import PARALLEL_DIFF, SKIP_CHECKPOINTS
 from lab.wait import wait_for
+from ownership.hold import LEASE_NAME, LEASE_NAMESPACE
 from tests.support.fleet import changed_spokes, deployments_available, module_stack
-from tests.support.snapshot import holds_left, kept_by_policy, snapshot
+from tests.support.snapshot import holds_left, kept_by_policy, managed_uids, snapshot
 from tests.support.topology import topology_lock
 
 pytestmark = pytest.mark.e2e
@@ -226,6 +227,16 @@ def assert_recovered(stack: FleetStack, api: client.ApiClient) -> list[str]:
     return found
 
 
+def kill_run(proc: subprocess.Popen) -> None:
+    """SIGKILL to the run and every process it started (plugins run in groups of their
+    own), as an OOM kill or a lost CI runner ends it."""
+    tree = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+
+
 def test_up_killed_with_pulumis_defaults_recovers_as_documented(
         lab: Lab, stack: FleetStack) -> None:
     """Pulumi as installed (checkpoints on, none of the README's opt-ins): `pulumi up`
@@ -245,12 +256,7 @@ def test_up_killed_with_pulumis_defaults_recovers_as_documented(
                  what="the killed run's first checkpoints")
         assert proc.poll() is None, "the run ended before it could be killed"
     finally:
-        # The run and every process it started (plugins run in groups of their own).
-        tree = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
-        for pid in tree:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        proc.wait(timeout=60)
+        kill_run(proc)
     # The file backend's repair (docs/troubleshooting.md): a kill can cut the state file's
     # metadata companion to nothing; the state itself is whole.
     backend = Path(stack.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
@@ -266,6 +272,50 @@ def test_up_killed_with_pulumis_defaults_recovers_as_documented(
     res = recover(stack)
     assert res.ok, res.why
     assert set(kept) <= set(assert_recovered(stack, spoke.api()))
+
+
+def installed_uids(api: client.ApiClient) -> dict[tuple[str, str, str], str]:
+    """managed_uids without the run's hold Lease (a run deletes it when it ends)."""
+    return {k: uid for k, uid in managed_uids(api).items()
+            if k != ("coordination.k8s.io/Lease", LEASE_NAMESPACE, LEASE_NAME)}
+
+
+def test_up_killed_with_checkpoints_skipped_is_adopted_by_the_next_up(
+        lab: Lab, stack: FleetStack) -> None:
+    """README, the opt-in `PULUMI_SKIP_CHECKPOINTS=true`: a killed run records nothing of
+    what it applied, and the next `up` (after the recovery docs/troubleshooting.md gives for
+    the lock) adopts it: every object the killed run created keeps its uid, one resource
+    per URN, a no-op preview after."""
+    spoke = lab.spokes[0]
+    assert stack.destroy().ok
+    assert SKIP_CHECKPOINTS in stack.env
+    recorded = urns(stack)
+    stack.configure([entry("spoke-1"), entry("spoke-2", serving=None)])
+    proc = subprocess.Popen(
+        ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
+        cwd=stack.project_dir, env=stack.env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    applied: dict = {}
+    try:
+        # Killed once part of the install is on the spoke, before the run ends.
+        def part_applied() -> bool:
+            applied.update(installed_uids(spoke.api()))
+            return proc.poll() is not None or len(applied) >= 30
+
+        wait_for(part_applied, timeout=600, interval=1,
+                 what="the killed run's first objects on the spoke")
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        kill_run(proc)
+    applied = installed_uids(spoke.api())
+    assert len(applied) >= 30, sorted(applied)
+    assert urns(stack) == recorded, "the killed run recorded part of what it applied"
+    res = recover(stack)
+    assert res.ok, res.why
+    assert_recovered(stack, spoke.api())
+    after = installed_uids(spoke.api())
+    renewed = sorted(k for k, uid in applied.items() if after.get(k) != uid)
+    assert renewed == [], f"created anew or deleted instead of adopted: {renewed[:10]}"
 
 
 def test_destroy_after_faults_leaves_no_orphans(

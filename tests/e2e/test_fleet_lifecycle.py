@@ -132,6 +132,7 @@ def test_install_on_two_spokes(world: dict) -> None:
                 ref = refs[0]
                 assert (ref.kind, ref.name, ref.uid) == ("ConfigMap", anchor, cm.metadata.uid)
                 assert ref.controller and ref.block_owner_deletion
+    world["crds"] = {s.name: knative_crds(s.api()) for s in (world["s1"], world["s2"])}
     outputs = stack.outputs()["spokes"]
     for name in ("spoke-1", "spoke-2"):
         assert outputs[name]["targetClusterResolved"]["status"] == "True"
@@ -265,17 +266,45 @@ def test_entry_without_eventing_and_removing_an_entry(world: dict) -> None:
     assert deployments_available(world["s1"].api(), "knative-serving")
 
 
+def knative_crds(api: client.ApiClient) -> dict[str, str]:
+    """{name: uid} of the Knative CRDs on the cluster."""
+    return {c.metadata.name: c.metadata.uid
+            for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items
+            if c.metadata.name.endswith(".knative.dev")}
+
+
+USERS_SERVICE = {"apiVersion": "serving.knative.dev/v1", "kind": "Service",
+                 "metadata": {"name": "users-hello", "namespace": "default"},
+                 "spec": {"template": {"spec": {"containers": [
+                     {"image": "registry.example/hello:1"}]}}}}
+KSVC = ("serving.knative.dev", "v1", "services")
+
+
 def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
     stack: FleetStack = world["stack"]
-    res = stack.destroy()
-    assert res.ok, res.why
-    assert_no_hold_left(world)
-    for spoke in (world["s1"], world["s2"]):
-        after = snapshot(spoke.api())
-        leaked = after - world["before"][spoke.name] - kept_by_policy(after)
-        assert leaked == set(), (spoke.name, sorted(leaked)[:20])
-        missing = world["before"][spoke.name] - after
-        assert missing == set(), (spoke.name, sorted(missing)[:20])
+    # A user's Knative Service on spoke-1 (admitted by Serving's webhook): the CRDs are kept
+    # on destroy so that it, and every other user object of theirs, stays (README).
+    custom = client.CustomObjectsApi(world["s1"].api())
+    users = custom.create_namespaced_custom_object(*KSVC[:2], "default", KSVC[2], USERS_SERVICE)
+    try:
+        res = stack.destroy()
+        assert res.ok, res.why
+        assert_no_hold_left(world)
+        kept = custom.get_namespaced_custom_object(*KSVC[:2], "default", KSVC[2], "users-hello")
+        assert kept["metadata"]["uid"] == users["metadata"]["uid"]
+        for spoke in (world["s1"], world["s2"]):
+            crds = knative_crds(spoke.api())
+            renewed = sorted(n for n, uid in world["crds"][spoke.name].items()
+                             if crds.get(n) != uid)
+            assert renewed == [], (spoke.name, "CRDs deleted or created anew", renewed)
+            after = snapshot(spoke.api())
+            leaked = (after - world["before"][spoke.name] - kept_by_policy(after)
+                      - {("serving.knative.dev/Service", "default", "users-hello")})
+            assert leaked == set(), (spoke.name, sorted(leaked)[:20])
+            missing = world["before"][spoke.name] - after
+            assert missing == set(), (spoke.name, sorted(missing)[:20])
+    finally:
+        custom.delete_namespaced_custom_object(*KSVC[:2], "default", KSVC[2], "users-hello")
 
 
 def test_state_has_no_secrets(world: dict, tmp_path: Path) -> None:

@@ -171,3 +171,18 @@ def test_take_over_a_spoke_the_operator_runs(world: dict) -> None:
     res, steps = stack.preview_steps()
     assert res.ok, res.why
     assert changed_spokes(steps) == {}, step_changes(steps)
+
+
+def test_destroy_after_the_take_over_keeps_the_install_namespaces(world: dict) -> None:
+    """README, "Taking a spoke over from the Knative Operator": the install namespaces stay
+    yours. They existed before knative-fleet: a destroy deletes what it installed in them,
+    never them."""
+    res = world["stack"].destroy()
+    assert res.ok, res.why
+    core = client.CoreV1Api(world["api1"])
+    for ns in (SERVING, EVENTING):
+        namespace = core.read_namespace(ns)
+        assert namespace.metadata.deletion_timestamp is None, ns
+        assert namespace.status.phase == "Active", ns
+        assert "knative-fleet" not in (namespace.metadata.labels or {}).values(), (
+            ns, namespace.metadata.labels)

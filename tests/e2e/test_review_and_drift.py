@@ -263,13 +263,18 @@ def test_an_unreachable_spoke(world: dict) -> None:
     assert "spoke-9" in human and "ClusterProfileNotFound" in human, human
 
 
+ADDED_KEY = "registries-skipping-tag-resolving"  # a key of config-deployment's own
+
+
 def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     world["stack"].configure([spoke("spoke-1"), spoke("spoke-2")])
     code, printed, _ = run_tool(world, "drift")
     assert code == 0, printed
     core, apps = client.CoreV1Api(world["s1"]), client.AppsV1Api(world["s1"])
-    core.patch_namespaced_config_map("config-deployment", "knative-serving",
-                                     {"data": {"queue-sidecar-image": "hand/edited:1"}})
+    # A key the fleet applied, changed; a key added beside it, which is no drift (README:
+    # "nor a key added to a ConfigMap") and which the repair leaves.
+    core.patch_namespaced_config_map("config-deployment", "knative-serving", {"data": {
+        "queue-sidecar-image": "hand/edited:1", ADDED_KEY: "kind.local"}})
     apps.patch_namespaced_deployment_scale("autoscaler", "knative-serving",
                                            {"spec": {"replicas": 3}})
     core.delete_namespaced_config_map("config-features", "knative-serving")
@@ -292,14 +297,17 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
             and "ConfigMap knative-serving/config-deployment changed: "
                 "data.queue-sidecar-image" in printed), printed
     assert "spoke-2: no drift" in printed, printed
+    assert ADDED_KEY not in printed, printed
     found = json.loads(Path(out, "drift.json").read_text())["drift"]
     assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 5
+    assert ADDED_KEY not in json.dumps(found)
     res = world["stack"].up("--refresh")
     assert res.ok, res.why
     code, printed, _ = run_tool(world, "drift")
     assert code == 0, printed
-    assert core.read_namespaced_config_map("config-deployment", "knative-serving").data[
-        "queue-sidecar-image"] != "hand/edited:1"
+    data = core.read_namespaced_config_map("config-deployment", "knative-serving").data
+    assert data["queue-sidecar-image"] != "hand/edited:1"
+    assert data[ADDED_KEY] == "kind.local"
     labels = ext.read_custom_resource_definition("services.serving.knative.dev").metadata.labels
     assert labels["app.kubernetes.io/version"] != "hand-edited"
     assert ext.read_custom_resource_definition("domainmappings.serving.knative.dev")

@@ -20,7 +20,7 @@ from kubernetes import client
 
 from lab.fleet import FleetStack, entry
 from lab.handle import Lab
-from tests.support.fleet import changed_spokes
+from tests.support.fleet import changed_spokes, spoke_in_state
 from tests.support.snapshot import managed_versions
 
 pytestmark = pytest.mark.e2e
@@ -186,6 +186,8 @@ def test_broken_spoke_is_left_alone(world: World, case: Case, tmp_path: Path) ->
     spoke1 = client.CoreV1Api(lab.spokes[0].api())
     broken_api = lab.spoke(BROKEN).api()
     before = managed_versions(broken_api)
+    in_state = spoke_in_state(stack.export(), BROKEN)
+    assert len(in_state) > 20, sorted(in_state)
     healthy_before = managed_versions(lab.spokes[0].api()) if case.everyone else None
     overrides: dict = {"providerFile": str(world.providers), "pluginTimeoutSeconds": 3}
     for key, value in (case.overrides or {}).items():
@@ -208,6 +210,8 @@ def test_broken_spoke_is_left_alone(world: World, case: Case, tmp_path: Path) ->
             data = spoke1.read_namespaced_config_map("config-logging", "knative-eventing").data
             assert data["knative-fleet-test"] == case.id
         assert managed_versions(broken_api) == before
+        # ... and in the state: every resource of the spoke still recorded, as it was.
+        assert spoke_in_state(stack.export(), BROKEN) == in_state
         prev, steps = stack.preview_steps()
         world.outputs.append(prev.out)
         ops = changed_spokes(steps).get(BROKEN, set())

@@ -53,6 +53,19 @@ def step_changes(steps: list[dict]) -> list[tuple[str, str, list]]:
     return out[:40]
 
 
+def spoke_in_state(export: dict, spoke: str) -> dict[str, tuple[str, str]]:
+    """{URN: (id, uid of the live object it recorded)} of every resource of `spoke` in a
+    `pulumi stack export` document: the same map before and after a run means the run
+    kept the spoke in the state as it was."""
+    out = {}
+    for res in (export.get("deployment") or {}).get("resources") or []:
+        name = res["urn"].rsplit("::", 1)[-1]
+        if name == spoke or name.startswith(f"{spoke}:"):
+            uid = ((res.get("outputs") or {}).get("metadata") or {}).get("uid", "")
+            out[res["urn"]] = (res.get("id", ""), uid if isinstance(uid, str) else "")
+    return out
+
+
 def deployments_available(api: client.ApiClient, namespace: str) -> dict[str, bool]:
     apps = client.AppsV1Api(api)
     result = {}

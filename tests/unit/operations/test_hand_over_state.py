@@ -191,6 +191,11 @@ def rec(owner: StackIdentity | None) -> Record | None:
     ({"ns/x": A, "ns/y": C}, True, True),
     ({"ns/x": B}, True, True),  # B's record while A still holds it: not a move we made
     ({"ns/x": B}, False, False),  # finishing a move whose record step failed half way
+    ({"ns/x": A}, False, False),  # the state moved, no record written yet: run again
+    ({"ns/x": A, "ns/y": B}, False, False),  # one record of two written: run again
+    ({"ns/x": None, "ns/y": B}, False, False),
+    ({"ns/x": B, "ns/y": C}, False, True),  # a third stack's record: never finished over it
+    ({"ns/x": C}, False, True),
 ])
 def test_the_record_must_name_the_giving_stack_or_nobody(
         records: dict, in_state: bool, refused: bool) -> None:

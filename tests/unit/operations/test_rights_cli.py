@@ -57,3 +57,24 @@ def test_without_a_config_it_says_what_to_give(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         main(["rights"])
     assert "give --stack or --config" in capsys.readouterr().err
+
+
+def test_two_stacks_sharing_a_namespace_print_rights_apart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """README: the rights are named after the stack (`--spoke-role`, `--hub-role`), so an
+    apply of one stack's rights neither replaces nor takes a field of the other's."""
+    printed = {}
+    for stack in ("a", "b"):
+        config = stack_file(tmp_path / f"{stack}.yaml", "1.23", "shared-inventory")
+        printed[stack] = run(capsys, "--config", str(config), "--hub-subject", "User:hub",
+                             "--spoke-role", f"knative-fleet-{stack}",
+                             "--hub-role", f"knative-fleet-{stack}")
+
+    def names(docs: list[dict]) -> set[tuple[str, str, str]]:
+        return {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"])
+                for d in docs}
+
+    assert names(printed["a"]) & names(printed["b"]) == set()
+    hub = [d for d in printed["a"] + printed["b"] if d["kind"] in ("Role", "RoleBinding")
+           and d["metadata"]["namespace"] == "shared-inventory"]
+    assert len(hub) == 4, hub
