@@ -138,11 +138,15 @@ def test_new_address_and_ca_bundle_replace_nothing(lab: Lab, stack: FleetStack) 
     assert res.ok, res.why
 
 
-def start_up(stack: FleetStack) -> subprocess.Popen:
+def start_up(stack: FleetStack, env: dict[str, str] | None = None,
+             quiet: bool = False) -> subprocess.Popen:
+    """`pulumi up` of the stack in the background (`env`: the stack's own by default); its
+    output piped to the test, or dropped (`quiet`) for a run that is killed unread."""
+    out = subprocess.DEVNULL if quiet else subprocess.PIPE
     return subprocess.Popen(
         ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
-        cwd=stack.project_dir, env=stack.env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True)
+        cwd=stack.project_dir, env=stack.env if env is None else env, stdout=out,
+        stderr=subprocess.DEVNULL if quiet else subprocess.STDOUT, text=True)
 
 
 def wait_for_objects(api: client.ApiClient, namespace: str, timeout: float = 120) -> None:
@@ -246,10 +250,7 @@ def test_up_killed_with_pulumis_defaults_recovers_as_documented(
     assert stack.destroy().ok
     stack.configure([entry("spoke-1"), entry("spoke-2")])
     defaults = {k: v for k, v in stack.env.items() if k not in (SKIP_CHECKPOINTS, PARALLEL_DIFF)}
-    proc = subprocess.Popen(
-        ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
-        cwd=stack.project_dir, env=defaults, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
+    proc = start_up(stack, defaults, quiet=True)
     try:
         # Killed once its checkpoints hold part of the install, before it ends.
         wait_for(lambda: proc.poll() is not None or checkpointed(stack) >= 20, timeout=600,
@@ -291,19 +292,11 @@ def test_up_killed_with_checkpoints_skipped_is_adopted_by_the_next_up(
     assert SKIP_CHECKPOINTS in stack.env
     recorded = urns(stack)
     stack.configure([entry("spoke-1"), entry("spoke-2", serving=None)])
-    proc = subprocess.Popen(
-        ["pulumi", "up", "--yes", "--skip-preview", "--stack", stack.stack, "--non-interactive"],
-        cwd=stack.project_dir, env=stack.env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    applied: dict = {}
+    proc = start_up(stack, quiet=True)
     try:
         # Killed once part of the install is on the spoke, before the run ends.
-        def part_applied() -> bool:
-            applied.update(installed_uids(spoke.api()))
-            return proc.poll() is not None or len(applied) >= 30
-
-        wait_for(part_applied, timeout=600, interval=1,
-                 what="the killed run's first objects on the spoke")
+        wait_for(lambda: proc.poll() is not None or len(installed_uids(spoke.api())) >= 30,
+                 timeout=600, interval=1, what="the killed run's first objects on the spoke")
         assert proc.poll() is None, "the run ended before it could be killed"
     finally:
         kill_run(proc)

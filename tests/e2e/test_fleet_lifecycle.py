@@ -288,6 +288,7 @@ USERS_SERVICE = {"apiVersion": "serving.knative.dev/v1", "kind": "Service",
                  "spec": {"template": {"spec": {"containers": [
                      {"image": "registry.example/hello:1"}]}}}}
 KSVC = ("serving.knative.dev", "v1", "services")
+USERS_SERVICE_KEY = ("serving.knative.dev/Service", "default", "users-hello")
 
 
 def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
@@ -300,7 +301,8 @@ def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
         res = stack.destroy()
         assert res.ok, res.why
         assert_no_hold_left(world)
-        kept = custom.get_namespaced_custom_object(*KSVC[:2], "default", KSVC[2], "users-hello")
+        kept = custom.get_namespaced_custom_object(*KSVC[:2], "default", KSVC[2],
+                                                   USERS_SERVICE_KEY[2])
         assert kept["metadata"]["uid"] == users["metadata"]["uid"]
         for spoke in (world["s1"], world["s2"]):
             crds = knative_crds(spoke.api())
@@ -309,12 +311,13 @@ def test_destroy_leaves_nothing_but_kept_crds(world: dict) -> None:
             assert renewed == [], (spoke.name, "CRDs deleted or created anew", renewed)
             after = snapshot(spoke.api())
             leaked = (after - world["before"][spoke.name] - kept_by_policy(after)
-                      - {("serving.knative.dev/Service", "default", "users-hello")})
+                      - {USERS_SERVICE_KEY})
             assert leaked == set(), (spoke.name, sorted(leaked)[:20])
             missing = world["before"][spoke.name] - after
             assert missing == set(), (spoke.name, sorted(missing)[:20])
     finally:
-        custom.delete_namespaced_custom_object(*KSVC[:2], "default", KSVC[2], "users-hello")
+        custom.delete_namespaced_custom_object(*KSVC[:2], "default", KSVC[2],
+                                               USERS_SERVICE_KEY[2])
 
 
 def test_state_has_no_secrets(world: dict, tmp_path: Path) -> None:

@@ -41,8 +41,7 @@ from lab.idempotent import delete_if_present
 from lab.paths import REPO
 from lab.removal import delete_crds
 from lab.wait import wait_for
-from lifecycle import crds_first
-from lifecycle.crds_first import NUDGE, established
+from lifecycle.crds_first import NUDGE, delete_all, established
 from operations.access_roles import hub_documents
 from tests.support.fleet import HELD, changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, snapshot
@@ -547,7 +546,7 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
         if deleting:
             # As the product waits for a CRD's end: a finalizer that gave up once on a busy
             # API server (InstanceDeletionFailed) is nudged, as the admin here.
-            crds_first.delete_all(ext, [name])
+            delete_all(ext, [name])
     res = stack.up("--refresh")
     assert res.ok, res.why
     assert established(ext.read_custom_resource_definition(name))
