@@ -43,6 +43,7 @@ REQUEST_TIMEOUT_S = 30
 ESTABLISHED_TIMEOUT_S = 120.0
 DELETED_TIMEOUT_S = 600.0
 POLL_S = 0.2
+NUDGE_EVERY_S = 30.0  # a CRD its finalizer dropped again is nudged again, this often at most
 DELETED = "deleted"
 CHANGED = "changed"
 
@@ -203,13 +204,26 @@ def stuck(crd: Mapping[str, Any]) -> bool:
                for c in (crd.get("status") or {}).get("conditions") or [])
 
 
+def holding(crd: Mapping[str, Any]) -> str:
+    """What keeps a CRD that is being deleted: its finalizers (the API server's own,
+    customresourcecleanup.apiextensions.k8s.io, removes itself once no custom resource of
+    the kind is left; any other belongs to whoever added it) and the finalizer's last
+    word (the Terminating condition)."""
+    finalizers = ", ".join((crd.get("metadata") or {}).get("finalizers") or []) or "none"
+    said = [f"{c.get('reason')}: {c.get('message')}"
+            for c in (crd.get("status") or {}).get("conditions") or []
+            if c.get("type") == "Terminating"]
+    return f"finalizers: {finalizers}; Terminating: {said[0] if said else 'not yet'}"
+
+
 def delete_all(ext: Any, names: Sequence[str], timeout_s: float = DELETED_TIMEOUT_S,
                clock: Callable[[], float] = time.monotonic,
                sleep: Callable[[float], None] = time.sleep) -> None:
     """Deletes each CRD (one that is gone already is fine), then waits until none is
     left: the API server deletes a CRD after every custom resource of its kind. A CRD
-    whose finalizer gave up once is nudged (an annotation), as docs/troubleshooting.md
-    tells a user to."""
+    whose finalizer gave up is nudged (an annotation), as docs/troubleshooting.md tells a
+    user to, again while it stays so. One still there at the deadline is named with what
+    holds it."""
     for name in names:
         try:
             ext.delete_custom_resource_definition(name, _request_timeout=REQUEST_TIMEOUT_S)
@@ -218,15 +232,15 @@ def delete_all(ext: Any, names: Sequence[str], timeout_s: float = DELETED_TIMEOU
                 raise
     deadline = clock() + timeout_s
     left = list(names)
-    nudged: set[str] = set()
+    nudged: dict[str, float] = {}
     while True:
         live = live_crds(ext, left, "")
         left = list(live)
         if not left:
             return
         for name in left:
-            if name not in nudged and stuck(live[name]):
-                nudged.add(name)
+            if stuck(live[name]) and clock() - nudged.get(name, -NUDGE_EVERY_S) >= NUDGE_EVERY_S:
+                nudged[name] = clock()
                 try:  # a help only: a nudge the spoke refuses leaves the wait as it was
                     ext.patch_custom_resource_definition(
                         name, {"metadata": {"annotations": {NUDGE: str(int(time.time()))}}},
@@ -234,7 +248,8 @@ def delete_all(ext: Any, names: Sequence[str], timeout_s: float = DELETED_TIMEOU
                 except ApiException:
                     pass
         if clock() >= deadline:
-            raise CrdsNotApplied(f"not deleted after {timeout_s:.0f} s: {', '.join(left)}")
+            raise CrdsNotApplied(f"not deleted after {timeout_s:.0f} s: " + "; ".join(
+                f"{name} ({holding(live[name])})" for name in left))
         sleep(POLL_S)
 
 

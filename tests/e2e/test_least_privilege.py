@@ -43,7 +43,7 @@ from lab.removal import delete_crds
 from lab.wait import wait_for
 from lifecycle.crds_first import NUDGE, delete_all, established
 from operations.access_roles import hub_documents
-from tests.support.fleet import HELD, changed_spokes, deployments_available
+from tests.support.fleet import HELD, RELEASE_HELD, changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, snapshot
 
 pytestmark = pytest.mark.e2e
@@ -518,9 +518,7 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
     ext = client.ApiextensionsV1Api(admin)
     name = HELD_CRDS[2]
     path = f"{CRDS}/{name}"
-    finalizers = list(ext.read_custom_resource_definition(name).metadata.finalizers or [])
-    ext.patch_custom_resource_definition(
-        name, {"metadata": {"finalizers": [*finalizers, HELD]}})
+    ext.patch_custom_resource_definition(name, {"metadata": {"finalizers": [HELD]}})
     deleting = False
     try:
         ext.delete_custom_resource_definition(name)
@@ -540,9 +538,7 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
         })
         assert crd_identity(admin, name)[2]
     finally:
-        left = [f for f in ext.read_custom_resource_definition(name).metadata.finalizers or []
-                if f != HELD]
-        ext.patch_custom_resource_definition(name, {"metadata": {"finalizers": left or None}})
+        ext.patch_custom_resource_definition(name, RELEASE_HELD)
         if deleting:
             # As the product waits for a CRD's end: a finalizer that gave up once on a busy
             # API server (InstanceDeletionFailed) is nudged, as the admin here.

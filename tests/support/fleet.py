@@ -19,6 +19,10 @@ FLEET_TYPES = ("knative-fleet:FleetMembership", "knative-fleet:WaveGate")
 # A finalizer of the tests' own: the object it is on stays Terminating until a test takes
 # it off (an anchor, a CRD, being deleted).
 HELD = "knative-fleet.test/held"
+# The patch that takes HELD off by name, and only it. A strategic-merge patch merges its
+# `finalizers` into the live list (patchStrategy: merge): writing back the list without
+# HELD would keep HELD, and the object would stay Terminating for good.
+RELEASE_HELD = {"metadata": {"$deleteFromPrimitiveList/finalizers": [HELD]}}
 
 
 def changed_spokes(steps: list[dict]) -> dict[str, set[str]]:
