@@ -19,6 +19,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from kubernetes import client
 from lab.fleet import FleetStack
 from lab.handle import Lab, ensure_lab
 from lab.paths import REPO
-from lab.register import PROFILE_NAMESPACE
+from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
 from tests.support.fleet import changed_spokes, deployments_available
 from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
 from tests.support.topology import lab_with, relabel
@@ -121,6 +122,7 @@ def test_one_group_two_waves_installs_every_spoke(world: dict) -> None:
 def test_a_change_that_never_gets_healthy_stops_after_the_canary(world: dict) -> None:
     main = [n for n, ring in RINGS.items() if ring == "main"]
     before = {n: managed_versions(world["apis"][n]) for n in main}
+    held = spokes_in_state(world["stack"], main)
     configure(world, {"version": "1.23", "workloads": [
         {"name": "controller", "nodeSelector": BROKEN_SELECTOR}]},
         canary_timeout=f"{WAVE_TIMEOUT_S}s")
@@ -140,7 +142,12 @@ def test_a_change_that_never_gets_healthy_stops_after_the_canary(world: dict) ->
     controller = client.AppsV1Api(world["apis"]["spoke-1"]).read_namespaced_deployment(
         "controller", "knative-serving")
     assert controller.spec.template.spec.node_selector == BROKEN_SELECTOR
+    # ... while its old pods keep serving: the Deployment stays Available on them.
+    assert (controller.status.available_replicas or 0) >= 1, controller.status
+    assert any(c.type == "Available" and c.status == "True"
+               for c in controller.status.conditions or []), controller.status.conditions
     assert {n: managed_versions(world["apis"][n]) for n in main} == before
+    assert spokes_in_state(world["stack"], main) == held
 
 
 def test_reverting_the_change_converges_every_spoke(world: dict) -> None:
@@ -154,6 +161,47 @@ def test_reverting_the_change_converges_every_spoke(world: dict) -> None:
     assert not controller.spec.template.spec.node_selector
     _, steps = world["stack"].preview_steps()
     assert changed_spokes(steps) == {}
+
+
+@contextmanager
+def unreachable(lab: Lab, name: str) -> Iterator[None]:
+    """ClusterProfile `name` names an address where nothing listens, as it was after."""
+    api = client.CustomObjectsApi(lab.hub.api())
+    obj = api.get_namespaced_custom_object(GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name)
+    original = json.loads(json.dumps(obj["status"]))
+    obj["status"]["accessProviders"][0]["cluster"]["server"] = "https://127.0.0.1:1"
+    api.replace_namespaced_custom_object_status(GROUP, VERSION, PROFILE_NAMESPACE, PLURAL,
+                                                name, obj)
+    try:
+        yield
+    finally:
+        obj = api.get_namespaced_custom_object(GROUP, VERSION, PROFILE_NAMESPACE, PLURAL, name)
+        obj["status"] = original
+        api.replace_namespaced_custom_object_status(GROUP, VERSION, PROFILE_NAMESPACE, PLURAL,
+                                                    name, obj)
+
+
+def test_an_unreachable_canary_counts_as_a_failure_and_no_later_wave_is_touched(
+        world: dict) -> None:
+    """README 'Waves': an unreachable spoke counts as a failure of its wave. A change for
+    every spoke while the canary cannot be reached: the run fails naming it, and the main
+    ring's objects, in the clusters and in the state, stay as they were."""
+    stack: FleetStack = world["stack"]
+    apis = world["apis"]
+    before = {n: managed_versions(api) for n, api in apis.items()}
+    main = [n for n, ring in RINGS.items() if ring == "main"]
+    held = spokes_in_state(stack, main)
+    configure(world, {"version": "1.23", "config": ONE_KEY})
+    try:
+        with unreachable(world["lab"], "spoke-1"):
+            res = stack.up()
+        assert not res.ok, res.out
+        assert "spoke 'spoke-1': RemoteClientCreationFailed" in res.out, res.out
+        assert "Later waves were not started (main)" in res.out, res.out
+        assert {n: managed_versions(apis[n]) for n in RINGS} == before
+        assert spokes_in_state(stack, main) == held
+    finally:
+        configure(world)
 
 
 APPROVAL_WAVES = {"waves": [
@@ -270,6 +318,79 @@ def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
         relabel(world["lab"], "spoke-2", {"approval-test": None})
         configure(world)
         up_as(world, approve="main")
+
+
+MEMBER_ID = "multicluster.x-k8s.io/inventory-member-id"
+
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's mark of a secret value
+
+
+def plain(value: object) -> object:
+    """`value` with each secret as one placeholder: a write encrypts secrets anew."""
+    if isinstance(value, dict):
+        if SECRET_SIG in value:
+            return "<secret>"
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def state_of(stack: FleetStack) -> dict[str, tuple[str, str]]:
+    """{URN: (id, the inputs as JSON)} of every resource in the stack's state."""
+    return {r["urn"]: (r.get("id", ""), json.dumps(plain(r.get("inputs")), sort_keys=True))
+            for r in stack.export()["deployment"].get("resources") or []
+            if r.get("custom") and not r["type"].startswith("pulumi:providers:")}
+
+
+def spokes_in_state(stack: FleetStack, spokes: list[str]) -> dict[str, tuple[str, str]]:
+    """state_of, for the resources of `spokes` alone."""
+    return {urn: held for urn, held in state_of(stack).items()
+            if urn.rsplit("::", 1)[-1].split(":", 1)[0] in spokes}
+
+
+def test_every_selection_error_stops_the_run_before_anything_changes(world: dict) -> None:
+    """README 'Groups and waves': a ClusterProfile two groups select, one cluster twice
+    (the same inventory-member-id), a spoke no wave takes. Each `up` carries a change for
+    every spoke, fails naming its config path and the fix, and changes nothing: not a
+    spoke's objects, not the state."""
+    stack: FleetStack = world["stack"]
+    apis = world["apis"]
+    before = {name: managed_versions(api) for name, api in apis.items()}
+    held = state_of(stack)
+    second = {"name": "lab-canary", "namespace": PROFILE_NAMESPACE,
+              "selector": {"matchLabels": {"ring": "canary"}},
+              "serving": {"version": "1.23", "config": ONE_KEY}}
+    only_canary = {"waves": [{"name": "canary",
+                              "selector": {"matchLabels": {"ring": "canary"}}}]}
+    cases = {
+        "two groups": ({"groups": [group({"version": "1.23", "config": ONE_KEY}), second]},
+                       "both select ClusterProfile fleet-system/spoke-1", None),
+        "one cluster twice": ({}, f"carry the same {MEMBER_ID}='lab-cluster-2'",
+                              {"spoke-2": "lab-cluster-2", "spoke-3": "lab-cluster-2"}),
+        "no wave": ({"rollout": only_canary}, "rollout.waves: no wave takes spoke(s) spoke-2",
+                    None),
+    }
+    try:
+        for case, (config, needle, members) in cases.items():
+            settings = {"groups": [group({"version": "1.23", "config": ONE_KEY})],
+                        "rollout": rollout(), **config}
+            stack.configure([], **settings)
+            for name, member in (members or {}).items():
+                relabel(world["lab"], name, {MEMBER_ID: member})
+            try:
+                res = stack.up()
+            finally:
+                for name in members or {}:
+                    relabel(world["lab"], name, {MEMBER_ID: None})
+            assert not res.ok, (case, res.out)
+            assert needle in res.out, (case, res.out)
+            assert "Nothing was changed" in res.out and "Traceback" not in res.out, res.out
+            assert {name: managed_versions(api) for name, api in apis.items()} == before, case
+            assert state_of(stack) == held, case
+    finally:
+        configure(world)
 
 
 def scale_to_zero(api: client.ApiClient) -> str | None:

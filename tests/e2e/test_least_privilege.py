@@ -24,6 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ from lab.wait import wait_for
 from lifecycle.crds_first import NUDGE, delete_all, established
 from operations.access_roles import hub_documents
 from tests.support.fleet import HELD, RELEASE_HELD, changed_spokes, deployments_available
-from tests.support.snapshot import kept_by_policy, snapshot
+from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
 
 pytestmark = pytest.mark.e2e
 ACCOUNT = "knative-fleet-limited"
@@ -548,6 +549,54 @@ def test_the_nudge_is_admitted_on_a_plan_crd_being_deleted_and_nothing_else_is(
     assert established(ext.read_custom_resource_definition(name))
 
 
+@contextmanager
+def one_right_taken(world: dict) -> Iterator[tuple[str, str, str]]:
+    """spoke-1's role for the limited identity without TAKEN's verb, put back after."""
+    role = world["role"]
+    group, resource, verb = TAKEN
+    rules = []
+    for rule in role["rules"]:
+        if group in rule["apiGroups"] and resource in rule["resources"]:
+            rules.append({**rule, "verbs": [v for v in rule["verbs"] if v != verb]})
+        else:
+            rules.append(rule)
+    apply(world["s1"].api(), [{**role, "rules": rules}])
+    try:
+        yield TAKEN
+    finally:
+        apply(world["s1"].api(), [role])
+
+
+def assert_denied(out: str) -> None:
+    """The refusal names spoke-1, the right it lacks, the rule to add and the command."""
+    group, resource, verb = TAKEN
+    assert "spoke 'spoke-1': SpokeAccessDenied: its identity may not " \
+           f"{verb} {resource}.{group}" in out, out
+    assert f"Add to its ClusterRole: apiGroups: ['{group}'], resources: [{resource}], " \
+           "resourceNames: [" in out, out
+    assert f"], verbs: [{verb}]" in out, out
+    assert "python -m operations rights --stack <stack>" in out
+
+
+def test_an_installed_spoke_whose_identity_lost_a_right_is_refused_and_left_unchanged(
+        world: dict) -> None:
+    """After the install, the identity loses one right the plan needs: a run carrying a
+    change for the spoke is refused naming that right, and writes nothing there (every
+    managed object's content as it was)."""
+    stack: FleetStack = world["stack"]
+    api = world["s1"].api()
+    changed = limited_fleet()
+    changed[0]["serving"]["config"] = {"autoscaler": {"stable-window": "77s"}}
+    with one_right_taken(world):
+        before = managed_versions(api)
+        stack.configure(changed)
+        res = stack.up()
+        assert not res.ok, res.out
+        assert_denied(res.out)
+        assert managed_versions(api) == before
+    stack.configure(limited_fleet())
+
+
 def test_the_stack_uninstalls_with_them_and_leaves_nothing(world: dict) -> None:
     stack: FleetStack = world["stack"]
     res = stack.destroy()
@@ -560,31 +609,15 @@ def test_the_stack_uninstalls_with_them_and_leaves_nothing(world: dict) -> None:
 def test_without_one_right_that_spoke_alone_is_refused_and_left_untouched(
         world: dict) -> None:
     stack: FleetStack = world["stack"]
-    role = world["role"]
-    group, resource, verb = TAKEN
-    rules = []
-    for rule in role["rules"]:
-        if group in rule["apiGroups"] and resource in rule["resources"]:
-            rules.append({**rule, "verbs": [v for v in rule["verbs"] if v != verb]})
-        else:
-            rules.append(rule)
-    apply(world["s1"].api(), [{**role, "rules": rules}])
-    try:
+    with one_right_taken(world):
         before = snapshot(world["s1"].api())
         stack.configure([*limited_fleet(), entry("spoke-2")])
         res = stack.up()
         assert not res.ok, res.out
-        assert "spoke 'spoke-1': SpokeAccessDenied: its identity may not " \
-               f"{verb} {resource}.{group}" in res.out, res.out
-        assert f"Add to its ClusterRole: apiGroups: ['{group}'], resources: [{resource}], " \
-               "resourceNames: [" in res.out, res.out
-        assert f"], verbs: [{verb}]" in res.out, res.out
-        assert "python -m operations rights --stack <stack>" in res.out
+        assert_denied(res.out)
         available = deployments_available(world["s2"].api(), "knative-serving")
         assert available and all(available.values()), available
         assert snapshot(world["s1"].api()) == before
-    finally:
-        apply(world["s1"].api(), [role])
     stack.configure([entry("spoke-2")])
     res = stack.destroy()
     assert res.ok, res.why

@@ -28,6 +28,7 @@ from lab.stack import Result
 from ownership.hold import LEASE_NAME, LEASE_NAMESPACE
 from ownership.identity import OWNER_ID_OUTPUT
 from tests.support.fault_proxy import HANG, PASS, FaultProxy, make_proxy_pki
+from tests.support.fleet import spoke_in_state
 from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
 
 pytestmark = pytest.mark.e2e
@@ -122,6 +123,34 @@ def test_a_guard_whose_spoke_fails_deletes_nothing(
         assert f"HTTP {failure}" in res.out, res.out
     assert managed_versions(api) == before
     assert urns(stack) == held
+
+
+@pytest.mark.parametrize("failure", [503, 429, HANG])
+def test_an_up_whose_spoke_fails_changes_nothing(
+        lab: Lab, proxy: FaultProxy, failure: int | str, installed: dict) -> None:
+    """A change for spoke-2 while its API server fails (503, 429, no answer): the run
+    fails naming the spoke, the reason and the fix, writes nothing there, and the state
+    holds every resource of the spoke as it was (ids and uids)."""
+    api = lab.spokes[1].api()
+    stack: FleetStack = installed["stack"]
+    before = managed_versions(api)
+    held = spoke_in_state(stack.export(), "spoke-2")
+    assert len(held) > 20, sorted(held)
+    wanted = f"{7 + [503, 429, HANG].index(failure)}1s"
+    stack.configure([serving_only("spoke-2", autoscaler={"stable-window": wanted})])
+    proxy.mode = failure
+    try:
+        res = stack.up()
+    finally:
+        proxy.mode = PASS
+    assert not res.ok, res.out
+    assert "spoke 'spoke-2': " in res.out and "Fix:" in res.out, res.out
+    assert "could not be resolved: spoke-2 (" in res.out, res.out
+    assert "Their resources were left untouched" in res.out, res.out
+    assert "Traceback" not in res.out, res.out
+    assert managed_versions(api) == before
+    assert config_value(api) != wanted
+    assert spoke_in_state(stack.export(), "spoke-2") == held
 
 
 @pytest.fixture(scope="module")
