@@ -56,10 +56,12 @@ def delete_crds(api: client.ApiClient, names: Iterable[str], timeout: float = 12
         delete_if_present(ext.delete_custom_resource_definition, name)
 
     nudged: dict[str, float] = {}
+    seen: dict[str, list] = {"left": []}
 
     def gone() -> bool:
         left = [c for c in ext.list_custom_resource_definition().items
                 if c.metadata.name in wanted]
+        seen["left"] = left
         for crd in left:
             name = crd.metadata.name
             if dropped_by_finalizer(crd) and time.monotonic() - nudged.get(name, -1e9) >= 5:
@@ -68,7 +70,10 @@ def delete_crds(api: client.ApiClient, names: Iterable[str], timeout: float = 12
                            {"metadata": {"annotations": {NUDGE: str(time.time())}}})
         return not left
 
-    wait_for(gone, timeout, interval=1, what=f"CRDs {', '.join(sorted(wanted))} deleted")
+    try:
+        wait_for(gone, timeout, interval=1, what=f"CRDs {', '.join(sorted(wanted))} deleted")
+    except WaitTimeout as exc:
+        raise WaitTimeout(f"{exc}; still there: {_holding(seen['left'])}") from None
 
 
 def dropped_by_finalizer(crd: client.V1CustomResourceDefinition) -> bool:
@@ -85,6 +90,18 @@ def delete_namespaces_then_crds(api: client.ApiClient, namespaces: Iterable[str]
     """The namespaces, once they are gone the CRDs (module docstring: why this order)."""
     delete_namespaces(api, namespaces)
     delete_crds(api, crds)
+
+
+def _holding(crds: list[client.V1CustomResourceDefinition]) -> str:
+    """Each CRD's finalizers and its Terminating condition: what keeps it."""
+    parts = []
+    for crd in crds:
+        conds = (crd.status.conditions if crd.status else None) or []
+        said = "; ".join(f"{c.reason}: {c.message}" for c in conds if c.type == "Terminating")
+        parts.append(f"{crd.metadata.name} (finalizers: "
+                     f"{', '.join(crd.metadata.finalizers or []) or 'none'}; "
+                     f"Terminating: {said or 'not yet'})")
+    return " | ".join(parts)
 
 
 def _conditions(namespaces: list[client.V1Namespace]) -> str:

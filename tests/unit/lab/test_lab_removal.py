@@ -74,11 +74,16 @@ class DroppedCrd(FakeCluster):
 def _crd(name: str, terminating: bool = False, reason: str | None = None) -> SimpleNamespace:
     """A CRD as the client returns it (the fields removal.py reads): Terminating with
     `reason` when one is given."""
-    conds = [SimpleNamespace(type="Terminating", status="True", reason=reason)] if reason else []
+    conds = [SimpleNamespace(type="Terminating", status="True", reason=reason,
+                             message="could not list instances")] if reason else []
     return SimpleNamespace(
         metadata=SimpleNamespace(name=name, deletion_timestamp="2026-11-26T10:25:08Z"
-                                 if terminating else None),
+                                 if terminating else None,
+                                 finalizers=[FINALIZER] if terminating else None),
         status=SimpleNamespace(conditions=conds))
+
+
+FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 def _ns(name: str, phase: str) -> client.V1Namespace:
@@ -126,6 +131,19 @@ def test_a_crd_the_finalizer_dropped_is_nudged(monkeypatch: pytest.MonkeyPatch) 
     removal.delete_crds(None, ["eventtransforms.eventing.knative.dev"], timeout=5)
     assert [name for name, _ in fake.patches] == ["eventtransforms.eventing.knative.dev"]
     assert removal.NUDGE in fake.patches[0][1]["metadata"]["annotations"]
+
+
+def test_a_crd_that_stays_is_reported_with_what_holds_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = DroppedCrd()
+    fake.patch_custom_resource_definition = lambda name, body: None  # the nudge does not help
+    monkeypatch.setattr(removal.client, "ApiextensionsV1Api", lambda api: fake)
+    monkeypatch.setattr("lab.wait.time.sleep", lambda s: None)
+    with pytest.raises(WaitTimeout) as err:
+        removal.delete_crds(None, ["eventtransforms.eventing.knative.dev"], timeout=0)
+    assert str(err.value).endswith(
+        "still there: eventtransforms.eventing.knative.dev (finalizers: "
+        f"{FINALIZER}; Terminating: InstanceDeletionFailed: could not list instances)")
 
 
 def test_a_crd_still_deleting_normally_is_not_touched() -> None:
