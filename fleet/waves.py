@@ -81,12 +81,15 @@ def run_failure(spokes: Mapping[str, SpokePlan], waves: tuple[WaveStep, ...]) ->
     every delete, so a spoke that cannot be reached keeps all of its objects."""
     failed = [s.error for s in spokes.values() if s.error is not None]
     problems = []
+    stop = next((w for w in waves if w.started and w.stops_rollout), None)
     if failed:
         names = ", ".join(f"{e.spoke} ({e.reason})" for e in failed)
+        others = ("the other spokes were updated" if stop is None else
+                  "the other spokes of the waves that ran "
+                  f"({', '.join(w.name for w in waves if w.started)}) were updated")
         problems.append(
             f"{len(failed)} of {len(spokes)} spokes could not be resolved: {names}. "
-            "Their resources were left untouched; the other spokes were updated.")
-    stop = next((w for w in waves if w.started and w.stops_rollout), None)
+            f"Their resources were left untouched; {others}.")
     if stop is not None:
         later = [w for w in waves if not w.started]
         untouched = ", ".join(n for w in later for n in w.spokes) or "none"

@@ -197,7 +197,11 @@ def test_an_unreachable_canary_counts_as_a_failure_and_no_later_wave_is_touched(
             res = stack.up()
         assert not res.ok, res.out
         assert "spoke 'spoke-1': RemoteClientCreationFailed" in res.out, res.out
-        assert "Later waves were not started (main)" in res.out, res.out
+        assert "wave 'canary' stopped the rollout: 1 of its spokes are unreachable" \
+            in res.out, res.out
+        assert "the other spokes of the waves that ran (canary) were updated" in res.out
+        assert "Later waves were not started (main; spokes: spoke-2, spoke-3, spoke-4)" \
+            in res.out, res.out
         assert {n: managed_versions(apis[n]) for n in RINGS} == before
         assert spokes_in_state(stack, main) == held
     finally:

@@ -56,7 +56,9 @@ def test_a_wave_over_its_max_failures_stops_the_rollout_after_its_reachable_spok
     assert "wave 'canary' stopped the rollout: 1 of its spokes are unreachable" in p.failure
     assert "Later waves were not started (main; spokes: s3, s4, s5)" in p.failure
     assert p.failure.startswith("1 of 5 spokes could not be resolved: s1 "
-                                "(RemoteClientCreationFailed).")
+                                "(RemoteClientCreationFailed). Their resources were left "
+                                "untouched; the other spokes of the waves that ran (canary) "
+                                "were updated.")
 
 
 @pytest.mark.parametrize("max_failures", [1, 2])
@@ -67,6 +69,7 @@ def test_within_max_failures_the_gate_counts_the_unreachable_spoke(max_failures)
     (batch,) = canary.batches
     assert batch.spokes == ("s2",) and set(batch.unreachable) == {"s1"}
     assert "stopped the rollout" not in p.failure
+    assert "Their resources were left untouched; the other spokes were updated." in p.failure
 
 
 def test_errors_and_outputs_follow_the_selection_order():
