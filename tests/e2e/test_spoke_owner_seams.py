@@ -16,7 +16,7 @@ import json
 import shutil
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -103,6 +103,16 @@ def proxy(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultP
         fault.close()
 
 
+def while_failing(proxy: FaultProxy, failure: int | str,
+                  run: Callable[[], Result]) -> Result:
+    """`run`'s result while the proxy fails with `failure`; the proxy passes again after."""
+    proxy.mode = failure
+    try:
+        return run()
+    finally:
+        proxy.mode = PASS
+
+
 @pytest.mark.parametrize("failure", [503, 429, HANG])
 def test_a_guard_whose_spoke_fails_deletes_nothing(
         lab: Lab, proxy: FaultProxy, tmp_path_factory: pytest.TempPathFactory,
@@ -111,11 +121,7 @@ def test_a_guard_whose_spoke_fails_deletes_nothing(
     stack: FleetStack = installed["stack"]
     before = managed_versions(api)
     held = urns(stack)
-    proxy.mode = failure
-    try:
-        res = stack.destroy()
-    finally:
-        proxy.mode = PASS
+    res = while_failing(proxy, failure, stack.destroy)
     assert not res.ok, res.out
     assert "spoke 'spoke-2': its owner record could not be read" in res.out, res.out
     assert "nothing on the spoke was deleted" in res.out, res.out
@@ -138,11 +144,7 @@ def test_an_up_whose_spoke_fails_changes_nothing(
     assert len(held) > 20, sorted(held)
     wanted = f"{7 + [503, 429, HANG].index(failure)}1s"
     stack.configure([serving_only("spoke-2", autoscaler={"stable-window": wanted})])
-    proxy.mode = failure
-    try:
-        res = stack.up()
-    finally:
-        proxy.mode = PASS
+    res = while_failing(proxy, failure, stack.up)
     assert not res.ok, res.out
     assert "spoke 'spoke-2': " in res.out and "Fix:" in res.out, res.out
     assert "could not be resolved: spoke-2 (" in res.out, res.out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -293,7 +293,9 @@ def test_a_refused_delete_fails_closed_naming_the_spoke(spoke) -> None:
         step.delete_crds(props)
 
 
-def test_a_crd_that_never_goes_fails_its_delete_naming_it() -> None:
+def lingering_crd() -> tuple[FakeExtensions, Callable[..., None]]:
+    """CRD a.x applied and deleted, but never gone; and delete_all of it on a fake clock
+    that its sleeps advance (call it with `timeout_s`)."""
     now = [0.0]
 
     def sleep(s: float) -> None:
@@ -302,29 +304,28 @@ def test_a_crd_that_never_goes_fails_its_delete_naming_it() -> None:
     ext = FakeExtensions()
     step.apply_all(ext, [_body("a.x")], sleep=lambda _: None)
     ext.lingering = {"a.x": 10**6}
+    return ext, lambda timeout_s: step.delete_all(ext, ["a.x"], timeout_s=timeout_s,
+                                                  clock=lambda: now[0], sleep=sleep)
+
+
+def test_a_crd_that_never_goes_fails_its_delete_naming_it() -> None:
+    ext, wait = lingering_crd()
     with pytest.raises(step.CrdsNotApplied, match=r"not deleted after 3 s: a\.x \(finalizers: "
                        r"none; Terminating: not yet\)$"):
-        step.delete_all(ext, ["a.x"], timeout_s=3, clock=lambda: now[0], sleep=sleep)
+        wait(timeout_s=3)
 
 
 def test_a_crd_held_by_another_finalizer_is_named_with_it() -> None:
     """A finalizer someone else added keeps the CRD after the API server's finalizer is
     done: the error names that finalizer and the API server's last word."""
-    now = [0.0]
-
-    def sleep(s: float) -> None:
-        now[0] += s
-
-    ext = FakeExtensions()
-    step.apply_all(ext, [_body("a.x")], sleep=lambda _: None)
-    ext.lingering = {"a.x": 10**6}
+    ext, wait = lingering_crd()
     ext.live["a.x"]["metadata"]["finalizers"] = ["example.com/keep"]
     ext.live["a.x"]["status"] = {"conditions": [
         {"type": "Terminating", "status": "False", "reason": "InstanceDeletionCompleted",
          "message": "removed all instances"}]}
     with pytest.raises(step.CrdsNotApplied, match=r"a\.x \(finalizers: example\.com/keep; "
                        r"Terminating: InstanceDeletionCompleted: removed all instances\)"):
-        step.delete_all(ext, ["a.x"], timeout_s=3, clock=lambda: now[0], sleep=sleep)
+        wait(timeout_s=3)
     assert ext.patched == []  # its finalizer did not give up: no nudge
 
 
@@ -343,18 +344,11 @@ def test_a_crd_without_status_or_conditions_is_not_established() -> None:
 
 
 def test_a_crd_whose_finalizer_gave_up_is_nudged_again_while_it_stays_so() -> None:
-    now = [0.0]
-
-    def sleep(s: float) -> None:
-        now[0] += s
-
-    ext = FakeExtensions()
-    step.apply_all(ext, [_body("a.x")], sleep=lambda _: None)
-    ext.lingering = {"a.x": 10**6}
+    ext, wait = lingering_crd()
     ext.live["a.x"]["status"] = {"conditions": [
         {"type": "Terminating", "status": "True", "reason": "InstanceDeletionFailed"}]}
     with pytest.raises(step.CrdsNotApplied, match="InstanceDeletionFailed"):
-        step.delete_all(ext, ["a.x"], timeout_s=100, clock=lambda: now[0], sleep=sleep)
+        wait(timeout_s=100)
     # at 0, 30, 60 and 90 s: once in NUDGE_EVERY_S, not once a poll
     assert [n for n, _ in ext.patched] == ["a.x"] * 4
 
