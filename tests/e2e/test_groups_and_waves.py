@@ -29,7 +29,7 @@ from lab.fleet import FleetStack
 from lab.handle import Lab, ensure_lab
 from lab.paths import REPO
 from lab.register import GROUP, PLURAL, PROFILE_NAMESPACE, VERSION
-from tests.support.fleet import changed_spokes, deployments_available
+from tests.support.fleet import changed_spokes, deployments_available, recorded_inputs
 from tests.support.snapshot import kept_by_policy, managed_versions, snapshot
 from tests.support.topology import lab_with, relabel
 
@@ -122,7 +122,7 @@ def test_one_group_two_waves_installs_every_spoke(world: dict) -> None:
 def test_a_change_that_never_gets_healthy_stops_after_the_canary(world: dict) -> None:
     main = [n for n, ring in RINGS.items() if ring == "main"]
     before = {n: managed_versions(world["apis"][n]) for n in main}
-    held = spokes_in_state(world["stack"], main)
+    held = recorded_inputs(world["stack"].export(), main)
     configure(world, {"version": "1.23", "workloads": [
         {"name": "controller", "nodeSelector": BROKEN_SELECTOR}]},
         canary_timeout=f"{WAVE_TIMEOUT_S}s")
@@ -147,7 +147,7 @@ def test_a_change_that_never_gets_healthy_stops_after_the_canary(world: dict) ->
     assert any(c.type == "Available" and c.status == "True"
                for c in controller.status.conditions or []), controller.status.conditions
     assert {n: managed_versions(world["apis"][n]) for n in main} == before
-    assert spokes_in_state(world["stack"], main) == held
+    assert recorded_inputs(world["stack"].export(), main) == held
 
 
 def test_reverting_the_change_converges_every_spoke(world: dict) -> None:
@@ -190,7 +190,7 @@ def test_an_unreachable_canary_counts_as_a_failure_and_no_later_wave_is_touched(
     apis = world["apis"]
     before = {n: managed_versions(api) for n, api in apis.items()}
     main = [n for n, ring in RINGS.items() if ring == "main"]
-    held = spokes_in_state(stack, main)
+    held = recorded_inputs(stack.export(), main)
     configure(world, {"version": "1.23", "config": ONE_KEY})
     try:
         with unreachable(world["lab"], "spoke-1"):
@@ -203,7 +203,7 @@ def test_an_unreachable_canary_counts_as_a_failure_and_no_later_wave_is_touched(
         assert "Later waves were not started (main; spokes: spoke-2, spoke-3, spoke-4)" \
             in res.out, res.out
         assert {n: managed_versions(apis[n]) for n in RINGS} == before
-        assert spokes_in_state(stack, main) == held
+        assert recorded_inputs(stack.export(), main) == held
     finally:
         configure(world)
 
@@ -327,33 +327,6 @@ def test_a_wave_that_needs_approval_gates_its_changes_not_the_stack(
 MEMBER_ID = "multicluster.x-k8s.io/inventory-member-id"
 
 
-SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's mark of a secret value
-
-
-def plain(value: object) -> object:
-    """`value` with each secret as one placeholder: a write encrypts secrets anew."""
-    if isinstance(value, dict):
-        if SECRET_SIG in value:
-            return "<secret>"
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
-
-
-def state_of(stack: FleetStack) -> dict[str, tuple[str, str]]:
-    """{URN: (id, the inputs as JSON)} of every resource in the stack's state."""
-    return {r["urn"]: (r.get("id", ""), json.dumps(plain(r.get("inputs")), sort_keys=True))
-            for r in stack.export()["deployment"].get("resources") or []
-            if r.get("custom") and not r["type"].startswith("pulumi:providers:")}
-
-
-def spokes_in_state(stack: FleetStack, spokes: list[str]) -> dict[str, tuple[str, str]]:
-    """state_of, for the resources of `spokes` alone."""
-    return {urn: held for urn, held in state_of(stack).items()
-            if urn.rsplit("::", 1)[-1].split(":", 1)[0] in spokes}
-
-
 def test_every_selection_error_stops_the_run_before_anything_changes(world: dict) -> None:
     """README 'Groups and waves': a ClusterProfile two groups select, one cluster twice
     (the same inventory-member-id), a spoke no wave takes. Each `up` carries a change for
@@ -362,7 +335,7 @@ def test_every_selection_error_stops_the_run_before_anything_changes(world: dict
     stack: FleetStack = world["stack"]
     apis = world["apis"]
     before = {name: managed_versions(api) for name, api in apis.items()}
-    held = state_of(stack)
+    held = recorded_inputs(stack.export())
     second = {"name": "lab-canary", "namespace": PROFILE_NAMESPACE,
               "selector": {"matchLabels": {"ring": "canary"}},
               "serving": {"version": "1.23", "config": ONE_KEY}}
@@ -392,7 +365,7 @@ def test_every_selection_error_stops_the_run_before_anything_changes(world: dict
             assert needle in res.out, (case, res.out)
             assert "Nothing was changed" in res.out and "Traceback" not in res.out, res.out
             assert {name: managed_versions(api) for name, api in apis.items()} == before, case
-            assert state_of(stack) == held, case
+            assert recorded_inputs(stack.export()) == held, case
     finally:
         configure(world)
 

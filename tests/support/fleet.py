@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from core.settings import Binaries
 from lab.fleet import FleetStack
 from lab.handle import Lab
 from review.fields import lookup, parse_path
+from review.offline.state import SECRET_SIG
 
 # The fleet's own resources, not a spoke's: its membership and the wave gates.
 FLEET_TYPES = ("knative-fleet:FleetMembership", "knative-fleet:WaveGate")
@@ -67,6 +69,33 @@ def spoke_in_state(export: dict, spoke: str) -> dict[str, tuple[str, str]]:
         if name == spoke or name.startswith(f"{spoke}:"):
             uid = ((res.get("outputs") or {}).get("metadata") or {}).get("uid", "")
             out[res["urn"]] = (res.get("id", ""), uid if isinstance(uid, str) else "")
+    return out
+
+
+def plain(value: object) -> object:
+    """`value` with each secret as one placeholder: every state write encrypts anew."""
+    if isinstance(value, dict):
+        if SECRET_SIG in value:
+            return "<secret>"
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def recorded_inputs(export: dict, spokes: list[str] | None = None
+                    ) -> dict[str, tuple[str, str]]:
+    """{URN: (id, its inputs as JSON)} of every custom resource in a `pulumi stack
+    export` document (of `spokes` alone when given; providers aside): the same map before
+    and after a run means the run recorded nothing new."""
+    out = {}
+    for res in (export.get("deployment") or {}).get("resources") or []:
+        if not res.get("custom") or res["type"].startswith("pulumi:providers:"):
+            continue
+        if spokes is not None and res["urn"].rsplit("::", 1)[-1].split(":", 1)[0] not in spokes:
+            continue
+        out[res["urn"]] = (res.get("id", ""),
+                           json.dumps(plain(res.get("inputs")), sort_keys=True))
     return out
 
 
