@@ -16,34 +16,33 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
+from pulumi.dynamic import DiffResult, UpdateResult
 
-from components.dynamic_provider import DynamicProvider
+from components.dynamic_provider import HoldingProvider
 from core.crd_manifest import DELETE_ON_DESTROY
 from core.resource_types import CRDS_FIRST
 
 
 # Stack states name this class (`components.crds_first._Provider`): it keeps its module
 # and name (components.dynamic_provider says why).
-class _Provider(DynamicProvider):
+class _Provider(HoldingProvider):
     kind = CRDS_FIRST
 
-    def outs(self, props: dict[str, Any]) -> dict[str, Any]:
-        """The inputs without the CRD bodies: the state holds them once, as inputs."""
-        return {k: v for k, v in props.items() if k != "manifest"}
-
-    def create(self, props: dict[str, Any]) -> CreateResult:
+    def apply(self, props: dict[str, Any]) -> dict[str, Any]:
         from lifecycle import crds_first
 
-        recorded = crds_first.apply_crds(props)
-        return CreateResult(id_=self.resource_id(props), outs={**self.outs(props), **recorded})
+        return crds_first.apply_crds(props)
+
+    def read_drift(self, props: dict[str, Any]) -> list[dict[str, str]]:
+        from lifecycle import crds_first
+
+        return crds_first.read_drift(props)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """An update also when a refresh found drift (in the state, or in the inputs a
-        refresh gives back), or the state records no digests of what was applied (a step
+        """An update also when the state records no digests of what was applied (a step
         an earlier release created)."""
         result = super().diff(_id, olds, news)
-        if olds.get("drifted") or news.get("drifted") or "applied" not in olds:
+        if "applied" not in olds:
             return DiffResult(changes=True, replaces=[], delete_before_replace=False)
         return result
 
@@ -55,20 +54,6 @@ class _Provider(DynamicProvider):
             gone = sorted(set(olds.get("crds") or []) - set(news.get("crds") or []))
             crds_first.delete_crds(news, gone)
         return UpdateResult(outs={**self.outs(news), **recorded})
-
-    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """A refresh: the outputs as they were, with the CRDs that drifted. With drift,
-        the inputs say so too: the engine reports a refresh as a change (`update`, what
-        `make drift` reads) only when the inputs it gets back differ; the next `up`
-        registers the program's inputs again."""
-        from lifecycle import crds_first
-
-        drifted = crds_first.read_drift(props)
-        outs = {**props, "drifted": drifted}
-        if not drifted:
-            return ReadResult(id_=id_, outs=outs)
-        inputs = {k: v for k, v in props.items() if k not in ("applied", "selector")}
-        return ReadResult(id_=id_, outs=outs, inputs={**inputs, "drifted": drifted})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Keeps the CRDs, unless the entry deletes them on destroy."""

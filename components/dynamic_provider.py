@@ -24,7 +24,7 @@ import site
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
 from core.resource_types import DynamicKind
 
@@ -119,3 +119,46 @@ class GuardProvider(DynamicProvider):
             if message is None:
                 raise
             raise RuntimeError(message) from exc
+
+
+class HoldingProvider(DynamicProvider):
+    """A step that applies objects to its spoke and holds them (a CRDs-first or
+    cluster-RBAC step): its inputs hold the bodies once (`manifest`), its outputs the
+    names and a digest of what it applied to each; a refresh names what drifted. The
+    lifecycle steps are its subclass's."""
+
+    def apply(self, props: dict[str, Any]) -> dict[str, Any]:
+        """The objects applied; returns what the state records of them."""
+        raise NotImplementedError
+
+    def read_drift(self, props: dict[str, Any]) -> list[dict[str, str]]:
+        """The objects whose applied fields changed, or that are gone."""
+        raise NotImplementedError
+
+    def outs(self, props: dict[str, Any]) -> dict[str, Any]:
+        """The inputs without the bodies: the state holds them once, as inputs."""
+        return {k: v for k, v in props.items() if k != "manifest"}
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        recorded = self.apply(props)
+        return CreateResult(id_=self.resource_id(props), outs={**self.outs(props), **recorded})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """An update also when a refresh found drift (in the state, or in the inputs a
+        refresh gives back)."""
+        result = super().diff(_id, olds, news)
+        if olds.get("drifted") or news.get("drifted"):
+            return DiffResult(changes=True, replaces=[], delete_before_replace=False)
+        return result
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """A refresh: the outputs as they were, with the objects that drifted. With drift,
+        the inputs say so too: the engine reports a refresh as a change (`update`, what
+        `make drift` reads) only when the inputs it gets back differ; the next `up`
+        registers the program's inputs again."""
+        drifted = self.read_drift(props)
+        outs = {**props, "drifted": drifted}
+        if not drifted:
+            return ReadResult(id_=id_, outs=outs)
+        inputs = {k: v for k, v in props.items() if k not in ("applied", "selector")}
+        return ReadResult(id_=id_, outs=outs, inputs={**inputs, "drifted": drifted})

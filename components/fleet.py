@@ -16,7 +16,8 @@ from components.approval_gate import read_approval_stop
 from components.membership import FleetMembership
 from components.spoke import Spoke
 from components.waves import Registered, register_waves
-from fleet.held_crds import HELD_OUTPUT, held
+from fleet.held_rbac import keeps_typed_rbac
+from fleet.held_typed import HELD_OUTPUT, held
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
 from rollout.approval import APPROVALS_OUTPUT
 
@@ -28,7 +29,7 @@ def register_fleet(plan: FleetPlan,
                    export: Export | None = None,
                    parent: pulumi.Resource | None = None,
                    fail: Callable[[str], None] | None = None,
-                   typed_crds: Mapping[str, frozenset[str]] | None = None,
+                   typed_held: Mapping[str, frozenset[str]] | None = None,
                    last_outputs: dict[str, Any] | None = None) -> dict[str, Spoke]:
     """Registers every reachable spoke, wave by wave; raises RunError at the end if the
     plan says the run fails or a wave waits for approval. `on_recorded(spoke)`: once the
@@ -37,16 +38,16 @@ def register_fleet(plan: FleetPlan,
     outputs: pulumi.export); `parent` is the component the fleet is registered in (the
     package's Fleet), None in the program. `fail(message)` instead of the RunError: the
     component fails its construct only once what was registered is applied.
-    `typed_crds`: per spoke, the typed CRDs the state holds and would delete
-    (components.held_crds). `last_outputs`: the stack's last outputs, when the caller
+    `typed_held`: per spoke, the typed CRDs the state holds and would delete
+    (components.held_typed). `last_outputs`: the stack's last outputs, when the caller
     has read them (the approval record is read from them, not once more)."""
     export = export or pulumi.export
-    typed_crds = typed_crds or {}
+    typed_held = typed_held or {}
     stop = read_approval_stop(plan, last_outputs)
     membership = FleetMembership(
         plan.membership, pulumi.ResourceOptions(parent=parent) if parent else None)
     reg = register_waves(plan, [membership], on_recorded,
-                         stop.waiting.name if stop.waiting else None, parent, typed_crds)
+                         stop.waiting.name if stop.waiting else None, parent, typed_held)
     outputs: dict[str, object] = {}
     for step in plan.waves:
         for name in step.spokes:
@@ -54,10 +55,12 @@ def register_fleet(plan: FleetPlan,
             outputs[name] = _spoke_output(plan.spokes[name], step, reg, plan.shows_waves,
                                           last)
     export("ring", plan.ring)
-    # Typed CRDs of spokes this run leaves out (a wave waiting for approval, a spoke not
-    # reached) stay as they are: only a run that registered every spoke says `crdsHeld`.
-    export(HELD_OUTPUT, held(typed_crds) and not reg.left_out
-           and all(name in reg.spokes for name in plan.spokes))
+    # Typed resources of spokes this run leaves out (a wave waiting for approval, a
+    # spoke not reached) stay as they are: only a run that registered every spoke says
+    # `typedHeld` (fleet.held_typed).
+    said = held(typed_held) if not keeps_typed_rbac(plan) else None
+    export(HELD_OUTPUT, said if said is not None and not reg.left_out
+           and all(name in reg.spokes for name in plan.spokes) else False)
     export("spokes", outputs)
     if plan.shows_waves:
         export("waves", {step.name: reg.wave_output(step) for step in plan.waves})

@@ -14,12 +14,13 @@ import pulumi
 
 from access.inventory import HubInventory
 from components.fleet import Export, register_fleet
-from components.held_crds import typed_crds_to_register
+from components.held_typed import typed_to_register
 from components.reviewed import plan_held_to_review
 from components.stack_identity import export_identity, read_identity, read_outputs
 from config.fleet import parse_fleet_config
 from core.errors import ConfigError
 from fleet import plan_fleet
+from fleet.held_rbac import typed_rbac_kept
 from ownership.hold import run_holds
 from ownership.identity import BackendUnknown
 
@@ -42,10 +43,11 @@ def deploy_fleet(raw: dict[str, Any], export: Export | None = None,
         cfg = parse_fleet_config(raw)
         last_outputs = read_outputs()
         owner = read_identity(last_outputs)
-        # Before anything is registered: the typed CRDs an earlier release's state holds
-        # (fleet.held_crds), read only when the last outputs do not say. The package is
-        # newer than typed CRDs: a stack of it never held one.
-        typed_crds = typed_crds_to_register(last_outputs) if parent is None else {}
+        # Before anything is registered: the typed resources of objects a step now holds
+        # that an earlier release's state would delete (fleet.held_typed), read only when
+        # the last outputs do not say. The package is newer than typed CRDs (a stack of
+        # it never held one) and keeps its ClusterRoles typed (fleet.held_rbac).
+        typed_held = typed_to_register(last_outputs) if parent is None else {}
         # Only a run that changes spokes holds them (ownership.hold); a preview changes nothing.
         holds = None if pulumi.runtime.is_dry_run() else run_holds(owner, warn)
         inventory = HubInventory.of(cfg)
@@ -53,9 +55,11 @@ def deploy_fleet(raw: dict[str, Any], export: Export | None = None,
         # refused before any hold is taken (components.reviewed).
         plan = plan_held_to_review(
             lambda held: plan_fleet(cfg, inventory, owner=owner, holds=held), holds)
+        if parent is not None:
+            plan = typed_rbac_kept(plan)
     except (ConfigError, BackendUnknown) as exc:
         raise pulumi.RunError(str(exc)) from None
     export_identity(owner, export)
     register_fleet(plan, on_recorded=holds.release if holds else None, export=export,
-                   parent=parent, fail=fail, typed_crds=typed_crds,
+                   parent=parent, fail=fail, typed_held=typed_held,
                    last_outputs=last_outputs)

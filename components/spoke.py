@@ -13,12 +13,13 @@ import pulumi_kubernetes as k8s
 
 from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
 from components.crds_first import CustomResourceDefinitionsFirst
+from components.held_rbac import ClusterRbac
 from components.owner_guard import SpokeOwnerGuard
 from components.release_object import ReleaseObject
 from components.webhooks_first import WebhookConfigurationsFirst
 from core.last_dependents import last_dependents
 from core.resource_types import SPOKE_TYPE
-from fleet import crds_first
+from fleet import crds_first, held_rbac
 from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
 from knative import manifests
 from knative.plan import Stage
@@ -32,7 +33,8 @@ class Spoke(pulumi.ComponentResource):
 
     deployments: list[pulumi.Resource]
     registered: list[pulumi.Resource]
-    crd_steps: list[pulumi.Resource]  # each component's CRDs-first step
+    # each component's CRDs-first and cluster-RBAC steps: a wave gate digests them
+    held_steps: list[pulumi.Resource]
     ready: pulumi.Output[bool]
 
     def __init__(
@@ -43,14 +45,15 @@ class Spoke(pulumi.ComponentResource):
         delete_unreachable: bool = False,
         after: list[pulumi.Resource] | None = None,
         on_recorded: Callable[[str], None] | None = None,
-        typed_crds: frozenset[str] = frozenset(),
+        typed_held: frozenset[str] = frozenset(),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`after`: what every resource of the spoke waits for (the fleet membership and,
         in a rollout, the gate of the wave before). `on_recorded(name)` runs once every
         anchor of the install is applied: the install then records this stack.
-        `typed_crds`: the typed CRD resources the state holds and would delete
-        (fleet.held_crds), registered once more, kept on delete."""
+        `typed_held`: the typed resources of objects a step now holds (CRDs, cluster
+        RBAC) that the state would delete (fleet.held_typed), registered once more, kept
+        on delete."""
         super().__init__(SPOKE_TYPE, name, None, opts)
         after = list(after or [])
         self.provider = k8s.Provider(
@@ -70,13 +73,13 @@ class Spoke(pulumi.ComponentResource):
         self.deployments = []
         self.registered = []
         self._removers: list[pulumi.Resource] = []
-        self._crds_first: list[pulumi.Resource] = []
-        self.crd_steps = []
+        self._held: list[pulumi.Resource] = []
+        self.held_steps = []
         # What each resource of the spoke depends on (components.spoke: _depending).
         self._depends: dict[pulumi.Resource, list[pulumi.Resource]] = {}
         self._spoke_name = name
         self._spoke_install = install
-        self._typed_crds = typed_crds
+        self._typed_held = typed_held
         self._anchors: list[pulumi.Resource] = []
         roots = self._guard_aggregated_roles(name, install, after)
         for component in install.components:
@@ -149,7 +152,7 @@ class Spoke(pulumi.ComponentResource):
         top_level = opts is None or opts.parent is None
         everything = [self.provider, *self._depending([
             *self._sweep, *self._guards.values(), *self.registered, *self._removers,
-            *self._crds_first])]
+            *self._held])]
         SpokeOwnerGuard(
             guard.name,
             inputs=owner_guard.guard_inputs(
@@ -173,7 +176,14 @@ class Spoke(pulumi.ComponentResource):
                 done[stage.stage] = [step]
                 continue
             resources: list[pulumi.Resource] = []
-            for obj in stage.objects:
+            objects = stage.objects
+            if stage.stage is Stage.CLUSTER and component.cluster_rbac is not None:
+                held = [o for o in objects if held_rbac.is_held(stage.stage, o)]
+                step = self._apply_cluster_rbac(component, held, deps)
+                self._typed(tuple(held), step)
+                resources.append(step)
+                objects = tuple(o for o in objects if not held_rbac.is_held(stage.stage, o))
+            for obj in objects:
                 if obj.role is Role.AGGREGATED:
                     resources.append(self._aggregated[obj.object_name])
                     continue
@@ -201,28 +211,45 @@ class Spoke(pulumi.ComponentResource):
     def _apply_crds_first(self, component: ComponentInstall,
                           after: list[pulumi.Resource]) -> pulumi.Resource:
         """The component's CRDs-first step (components.crds_first), after what the CRDs
-        stage waits for; the typed CRDs wait for it. Not in `registered`: that holds the
-        Kubernetes objects a wave gate digests."""
+        stage waits for; the typed CRDs wait for it."""
         install = self._spoke_install
         assert component.crds_first is not None
-        step = CustomResourceDefinitionsFirst(
-            component.crds_first,
-            crds_first.step_inputs(component, self._spoke_name, install.connection,
-                                   install.plugin_timeout_s),
-            pulumi.ResourceOptions(parent=self, depends_on=after))
+        return self._holding_step(CustomResourceDefinitionsFirst, component.crds_first,
+                                  crds_first.step_inputs(component, self._spoke_name,
+                                                         install.connection,
+                                                         install.plugin_timeout_s), after)
+
+    def _apply_cluster_rbac(self, component: ComponentInstall, held: list[PlannedObject],
+                            after: list[pulumi.Resource]) -> pulumi.Resource:
+        """The component's cluster-RBAC step (components.held_rbac), after what the
+        cluster stage waits for and the guards of the aggregated roles its roles feed."""
+        install = self._spoke_install
+        assert component.cluster_rbac is not None
+        after = [*after, *dict.fromkeys(self._guards[r] for o in held for r in o.guards)]
+        return self._holding_step(ClusterRbac, component.cluster_rbac,
+                                  held_rbac.step_inputs(component, self._spoke_name,
+                                                        install.connection,
+                                                        install.plugin_timeout_s), after)
+
+    def _holding_step(self, cls: Callable[..., pulumi.Resource], name: str, inputs: dict,
+                      after: list[pulumi.Resource]) -> pulumi.Resource:
+        """A step that applies and holds objects (a CRDs-first or cluster-RBAC step).
+        Not in `registered`: that holds the Kubernetes objects a wave gate digests (it
+        digests the step's own digest: `held_steps`)."""
+        step = cls(name, inputs, pulumi.ResourceOptions(parent=self, depends_on=after))
         self._depends[step] = after
-        self._crds_first.append(step)
-        self.crd_steps.append(step)
+        self._held.append(step)
+        self.held_steps.append(step)
         return step
 
-    def _typed(self, crds: tuple[PlannedObject, ...], step: pulumi.Resource) -> None:
-        """The typed CRDs of `crds` the state holds and would delete (fleet.held_crds),
-        as they were, now kept on delete: the next run lets them go. Not in
-        `registered`, as the step is not."""
-        for obj in crds:
-            if obj.name in self._typed_crds:
+    def _typed(self, objects: tuple[PlannedObject, ...], step: pulumi.Resource) -> None:
+        """The typed resources of `objects` (held by `step`) the state holds and would
+        delete (fleet.held_typed), as they were, now kept on delete: the next run lets
+        them go. Not in `registered`, as the step is not."""
+        for obj in objects:
+            if obj.name in self._typed_held:
                 self._register(obj, obj.registered_body, [step], retain_on_delete=True)
-                self._crds_first.append(self.registered.pop())
+                self._held.append(self.registered.pop())
 
     def _webhooks_first(self, component: ComponentInstall,
                         after: list[pulumi.Resource]) -> None:

@@ -22,12 +22,12 @@ from rollout.approval import WAITING_FOR_APPROVAL
 
 
 def _changes(resources: list[pulumi.Resource],
-             crd_steps: Sequence[pulumi.Resource] = ()) -> pulumi.Output[str]:
+             held_steps: Sequence[pulumi.Resource] = ()) -> pulumi.Output[str]:
     """A digest of what the resources hold after this run: it changes exactly when the
     run created or updated one of them (their uid and resourceVersion), or changed the
     CRDs a CRDs-first step holds (its digest)."""
     metas = [r.metadata for r in resources]  # type: ignore[attr-defined]
-    digests = [s.digest for s in crd_steps]  # type: ignore[attr-defined]
+    digests = [s.digest for s in held_steps]  # type: ignore[attr-defined]
 
     def digest(values: list) -> str:
         h = hashlib.sha256()
@@ -87,15 +87,15 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
                    on_recorded: Callable[[str], None] | None = None,
                    stop_before: str | None = None,
                    parent: pulumi.Resource | None = None,
-                   typed_crds: Mapping[str, frozenset[str]] | None = None) -> Registered:
+                   typed_held: Mapping[str, frozenset[str]] | None = None) -> Registered:
     """Registers the started waves in order, each batch after the gate of the one before,
     up to the wave `stop_before` (it waits for approval: neither it nor a later wave is
     registered, so they keep their objects). `on_recorded(spoke)` runs once a spoke's
     anchors are applied (components.spoke). `parent`: the component the fleet is
     registered in (the package's Fleet); None in the program, whose stack is the parent.
-    `typed_crds`: per spoke, the typed CRDs the state holds and would delete
-    (fleet.held_crds)."""
-    typed_crds = typed_crds or {}
+    `typed_held`: per spoke, the typed CRDs the state holds and would delete
+    (fleet.held_typed)."""
+    typed_held = typed_held or {}
     reg = Registered()
     after = first
     for step in plan.waves:
@@ -112,7 +112,7 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
         for batch in step.batches:
             spokes = {name: Spoke(name, plan.spokes[name].install, after=after,
                                  on_recorded=on_recorded,  # type: ignore[arg-type]
-                                 typed_crds=typed_crds.get(name, frozenset()),
+                                 typed_held=typed_held.get(name, frozenset()),
                                  opts=pulumi.ResourceOptions(parent=parent) if parent else None)
                       for name in batch.spokes}
             reg.spokes.update(spokes)
@@ -120,13 +120,13 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
             if not step.gated or not spokes:
                 continue
             registered = [r for s in spokes.values() for r in s.registered]
-            crd_steps = [r for s in spokes.values() for r in s.crd_steps]
+            held_steps = [r for s in spokes.values() for r in s.held_steps]
             installs = {name: plan.spokes[name].install for name in spokes}
             gate = WaveGate(
                 batch.gate,
                 inputs=wave_gate.gate_inputs(step, batch, installs,
-                                             _changes(registered, crd_steps)),
-                opts=pulumi.ResourceOptions(depends_on=[*registered, *crd_steps],
+                                             _changes(registered, held_steps)),
+                opts=pulumi.ResourceOptions(depends_on=[*registered, *held_steps],
                                             parent=parent))
             reg.gates[step.name].append(gate)
             for name in spokes:

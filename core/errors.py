@@ -20,8 +20,9 @@
      ├── BackendUnknown         the stack's state backend cannot be told or read
      │    │                     (ownership.identity)
      │    ├── OutputsUnreadable     the stack's outputs, where its owner id is kept
-     │    └── StateUnreadable       the stack's state, read for the typed CRDs an earlier
-     │                              release left in it (components.held_crds)
+     │    └── StateUnreadable       the stack's state, read for the typed CRDs and
+     │                              ClusterRoles an earlier release left in it
+     │                              (components.held_typed)
      ├── OwnershipError         a spoke this stack may not change now (ownership.errors)
      │    ├── OwnedByAnotherStack   another stack's record is on the install
      │    ├── HeldByAnotherRun      another run holds the spoke
@@ -30,6 +31,8 @@
      │    │                     the spoke, what was left as it was, the way on
      │    ├── CrdsNotApplied        a component's CRDs were not applied, Established or
      │    │                         (deleteCrdsOnDestroy) deleted
+     │    ├── RbacNotApplied        a component's ClusterRoles and ClusterRoleBindings
+     │    │                         were not applied or deleted (lifecycle.held_rbac)
      │    └── WebhookConfigurationsLeft  an install's webhook configurations could not
      │                                   be deleted before their webhooks
      └── Refused                a command will not act as asked: why, and what to do

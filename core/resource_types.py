@@ -17,6 +17,12 @@ SPOKE_TYPE = "knative-fleet:index:Spoke"
 PROVIDER_TYPE = "pulumi:providers:kubernetes"
 # What a Python dynamic resource's type is made of: this prefix and its class's name.
 DYNAMIC_PREFIX = "pulumi-python:dynamic/knative-fleet:"
+# The typed resources of objects a step now holds (fleet.held_typed): a CRD
+# (fleet.crds_first), a ClusterRole or ClusterRoleBinding (fleet.held_rbac).
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+CLUSTER_ROLE_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
+CLUSTER_ROLE_BINDING_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
+HELD_TYPES = (CRD_TYPE, CLUSTER_ROLE_TYPE, CLUSTER_ROLE_BINDING_TYPE)
 # What a Kubernetes provider's `DiffConfig` compares, as the offline review models it.
 PROVIDER_KEYS = ("clusterIdentifier", "deleteUnreachable", "enableConfigMapMutable",
                  "enableSecretMutable", "enableServerSideApply", "kubeconfig")
@@ -60,5 +66,10 @@ WEBHOOKS_FIRST = DynamicKind(
 # (fleet.crds_first): it applies them again when the CRDs it holds change.
 CRDS_FIRST = DynamicKind("CustomResourceDefinitionsFirst", ("spoke", "crds", "digest"))
 
+# Applies and holds a component's ClusterRoles and ClusterRoleBindings (fleet.held_rbac):
+# it applies them again when the objects it holds change.
+CLUSTER_RBAC = DynamicKind("ClusterRbac", ("spoke", "objects", "digest"))
+
 DYNAMIC_KINDS = (MEMBERSHIP, WAVE_GATE, APPROVAL_GATE, AGGREGATED_ROLE_GUARD,
-                 AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD, WEBHOOKS_FIRST, CRDS_FIRST)
+                 AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD, WEBHOOKS_FIRST, CRDS_FIRST,
+                 CLUSTER_RBAC)

@@ -8,9 +8,10 @@ provider compares only what the stack wrote, so fields the cluster owns (status,
 defaults) are not drift, nor are the fields the cluster writes into what the stack
 applied (knative.server_owned: Knative's webhook's rules and CA, aggregated rules).
 Steps of resources that are not Kubernetes objects (the provider, the fleet's own
-bookkeeping) are left out, but for a component's CRDs-first step: it holds the CRDs
-(fleet.crds_first), and its refresh names those whose applied fields changed or that are
-gone (`drifted`).
+bookkeeping) are left out, but for the steps that hold objects: a component's CRDs-first
+step holds its CRDs (fleet.crds_first), its cluster-RBAC step its ClusterRoles and
+ClusterRoleBindings (fleet.held_rbac), and the refresh of each names those whose applied
+fields changed or that are gone (`drifted`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-from core.resource_types import CRDS_FIRST
+from core.resource_types import CLUSTER_RBAC, CRDS_FIRST
 from knative.server_owned import server_owned_fields
 
 DELETED = "deleted"
@@ -135,17 +136,25 @@ def _values(step: Mapping, fields: tuple[str, ...]) -> tuple[tuple[str, str, str
 
 
 CRD_KIND = "CustomResourceDefinition"
+# The steps that hold objects, and the output that lists what each holds.
+HOLDING_STEPS = {CRDS_FIRST.type: "crds", CLUSTER_RBAC.type: "objects"}
 
 
-def _held_crds(step: Mapping, report: DriftReport) -> None:
-    """A CRDs-first step's refresh: each CRD it holds checked, the drifted ones named."""
+def _held(step: Mapping, report: DriftReport) -> None:
+    """A holding step's refresh: each object it holds checked, the drifted ones named (a
+    CRD by its name, a cluster-RBAC object by `Kind/name`)."""
     spoke = _spoke(step)
-    old = (step.get("oldState") or {}).get("outputs") or {}
+    old_state = step.get("oldState") or {}
+    old = old_state.get("outputs") or {}
     new = (step.get("newState") or {}).get("outputs") or {}
-    report.checked[spoke] = report.checked.get(spoke, 0) + len(old.get("crds") or [])
+    report.checked[spoke] = (report.checked.get(spoke, 0)
+                             + len(old.get(HOLDING_STEPS[old_state["type"]]) or []))
     for drift in new.get("drifted") or []:
         change = DELETED if drift.get("change") == "deleted" else CHANGED
-        report.drifts.append(Drift(spoke, CRD_KIND, "", str(drift.get("name")), change,
+        name = str(drift.get("name"))
+        kind, _, rest = name.partition("/")
+        kind, name = (kind, rest) if rest else (CRD_KIND, name)
+        report.drifts.append(Drift(spoke, kind, "", name, change,
                                    ("the fields the fleet applied",) if change == CHANGED
                                    else ()))
 
@@ -162,7 +171,7 @@ def with_refreshed(doc: dict, event_lines: list[str]) -> dict:
         except ValueError:
             continue
         meta = (event.get("resOutputsEvent") or {}).get("metadata") or {}
-        if meta.get("type") == CRDS_FIRST.type and meta.get("op") == "update":
+        if meta.get("type") in HOLDING_STEPS and meta.get("op") == "update":
             read[str(meta.get("urn"))] = meta
     for step in doc.get("steps") or []:
         meta = read.get(str(step.get("urn")))
@@ -175,8 +184,8 @@ def with_refreshed(doc: dict, event_lines: list[str]) -> dict:
 def findings(doc: Mapping) -> DriftReport:
     report = DriftReport()
     for step in doc.get("steps") or []:
-        if ((step.get("oldState") or {}).get("type")) == CRDS_FIRST.type:
-            _held_crds(step, report)
+        if ((step.get("oldState") or {}).get("type")) in HOLDING_STEPS:
+            _held(step, report)
             continue
         obj = _object(step)
         if obj is None:

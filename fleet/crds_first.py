@@ -10,7 +10,7 @@ checkpoint. So each component's CRDs are one dynamic resource (components.crds_f
 it applies them (server-side apply with the fleet's field manager, forced, then a wait
 for `Established`), holds their names, a digest and the bodies once, compressed, as its
 inputs, and of the live CRDs only a digest each of the fields the fleet applied (what a
-refresh compares: drift). No typed CRD resource is registered (fleet.held_crds: those an
+refresh compares: drift). No typed CRD resource is registered (fleet.held_typed: those an
 earlier release's state holds).
 
 Its delete keeps the CRDs, as the operator does, unless the entry says

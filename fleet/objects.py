@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fleet import crds_first
+from fleet import crds_first, held_rbac
 from fleet.plan import AggregatedRoleGuard, ComponentInstall, PlannedObject, PlannedStage, Role
 from knative import crd_defaults, manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
@@ -111,7 +111,9 @@ def component_install(spoke: str, plan: InstallPlan, gated: bool,
         if configurations else None,
         webhook_configurations=configurations,
         crds_first=crds_first.step_name(spoke, plan.namespace)
-        if any(s.name is Stage.CRDS and s.objects for s in plan.stages) else None)
+        if any(s.name is Stage.CRDS and s.objects for s in plan.stages) else None,
+        cluster_rbac=held_rbac.step_name(spoke, plan.namespace)
+        if any(held_rbac.is_held(s.stage, o) for s in stages for o in s.objects) else None)
 
 
 def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
@@ -128,7 +130,7 @@ def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,
     if stage.name is Stage.CRDS:
         # Held and applied by the component's CRDs-first step (fleet.crds_first), which
         # deletes them on destroy as `retain_on_delete` says; registered typed only while
-        # an earlier release's state holds them so (fleet.held_crds).
+        # an earlier release's state holds them so (fleet.held_typed).
         return planned(spoke, obj, gated, retain_on_delete=not plan.delete_crds,
                        server_defaults=crd_defaults.server_defaults(obj) or None)
     if is_aggregated(obj):

@@ -83,6 +83,9 @@ class ComponentInstall:
     # The resource that applies the component's CRDs before their typed resources
     # (fleet.crds_first, components.crds_first); None: the component has no CRDs.
     crds_first: str | None = None
+    # The resource that applies the component's ClusterRoles and ClusterRoleBindings
+    # (fleet.held_rbac, components.held_rbac); None: the component has none to hold.
+    cluster_rbac: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from typing import Any
 
 from core.resource_types import PROVIDER_TYPE, SPOKE_TYPE
 
-CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 
 

@@ -14,10 +14,25 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.resource_types import APPROVAL_GATE, CRDS_FIRST, SPOKE_TYPE, STACK_TYPE
+from core.resource_types import (
+    APPROVAL_GATE,
+    CLUSTER_RBAC,
+    CRD_TYPE,
+    CRDS_FIRST,
+    HELD_TYPES,
+    SPOKE_TYPE,
+    STACK_TYPE,
+)
 from review.fields import FieldChange, object_diff
-from review.held_crds import crd_changes
-from review.resources import CRD_TYPE, NAMESPACE_TYPE, Resource, resource
+from review.held_objects import (
+    crd_changes,
+    crd_key,
+    held_bodies,
+    held_field_changes,
+    kind_key,
+    rbac_changes,
+)
+from review.resources import NAMESPACE_TYPE, Resource, resource
 from review.versions import COMPONENTS, VersionChange, commonest, component_of
 
 # The engine's step ops, as what happens to the resource; other ops change nothing.
@@ -37,6 +52,7 @@ CATEGORIES = {
     "replaces": "Replaces",
     "namespaces": "Namespace deletions",
     "crds": "CRD changes",
+    "rbac": "ClusterRole and ClusterRoleBinding changes",
     "versions": "Version steps",
     "approvals": "Waits for approval",
 }
@@ -59,6 +75,8 @@ class ObjectChange:
     kept: bool = False
     # A CRDs-first step's change: ((op, CRD name), ...) of the CRDs it holds.
     crds: tuple[tuple[str, str], ...] = ()
+    # A cluster-RBAC step's change: ((op, "Kind/name"), ...) of the objects it holds.
+    roles: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -139,9 +157,42 @@ def _stack_outputs(steps: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return {}
 
 
+# The steps that hold objects, and how each names one (review.held_objects).
+HOLDING_KEYS = {CRDS_FIRST.type: crd_key, CLUSTER_RBAC.type: kind_key}
+
+
+def _typed_rbac(steps: list[Mapping[str, Any]]) -> dict[tuple[str | None, str], dict]:
+    """{(spoke, "Kind/name"): inputs} of the typed ClusterRoles and ClusterRoleBindings the
+    run still registers (a state of an earlier release: fleet.held_typed)."""
+    out = {}
+    for step in steps:
+        new = step.get("newState") or {}
+        inputs = new.get("inputs") or {}
+        name = (inputs.get("metadata") or {}).get("name")
+        if new.get("type") in HELD_TYPES[1:] and step.get("op") != "delete" and name:
+            spoke = resource({"urn": step.get("urn"), "newState": new}).spoke
+            out[(spoke, f"{str(new['type']).rsplit(':', 1)[-1]}/{name}")] = inputs
+    return out
+
+
+def _taken_over(roles: tuple[tuple[str, str], ...], spoke: str | None,
+                typed: Mapping[tuple[str | None, str], dict], new: Mapping[str, Any]
+                ) -> tuple[tuple[str, str], ...]:
+    """A new cluster-RBAC step's `created` objects that a typed resource of the state
+    holds already: `taken over` when the body is the same, else `updated`."""
+    if not any((spoke, key) in typed for op, key in roles if op == "created"):
+        return roles
+    bodies = {kind_key(b): b for b in held_bodies(new)}
+    return tuple(
+        ("taken over" if typed[(spoke, key)] == bodies.get(key) else "updated", key)
+        if op == "created" and (spoke, key) in typed else (op, key)
+        for op, key in roles)
+
+
 def _changes(steps: list[Mapping[str, Any]]) -> list[tuple[ObjectChange, dict, dict]]:
     """One change per resource (a replacement is up to three steps), with the old and
     new state it was read from."""
+    typed = _typed_rbac(steps)
     by_urn: dict[str, list[Mapping[str, Any]]] = {}
     for step in steps:
         if step.get("op") in OPS:
@@ -156,12 +207,19 @@ def _changes(steps: list[Mapping[str, Any]]) -> list[tuple[ObjectChange, dict, d
         reasons = sorted({r for s in group for r in s.get("replaceReasons") or []})
         fields = object_diff(old, new, detailed) if op in ("updated", "replaced") else []
         res = resource({"urn": group[0].get("urn"), "newState": new, "oldState": old})
-        # A typed CRD kept on delete leaves the spoke's CRD as it is (fleet.held_crds);
-        # other kinds kept on delete have a step of the fleet's that deletes them.
-        kept = op == "deleted" and res.type == CRD_TYPE and bool(old.get("retainOnDelete"))
+        if res.type in HOLDING_KEYS and op == "updated":
+            # The objects' own fields, not the step's compressed manifest.
+            fields = held_field_changes(old, new, HOLDING_KEYS[res.type]) or fields
+        # A typed CRD, ClusterRole or ClusterRoleBinding kept on delete leaves the spoke's
+        # object as it is, held by its step (fleet.held_typed); other objects kept on
+        # delete (an aggregated ClusterRole) have a step of the fleet's that deletes them.
+        kept = (op == "deleted" and res.type in HELD_TYPES and bool(old.get("retainOnDelete"))
+                and "aggregationRule" not in (old.get("inputs") or {}))
         crds = crd_changes(old, new) if res.type == CRDS_FIRST.type and op in (
             "created", "updated") else ()
-        out.append((ObjectChange(res, op, tuple(fields), tuple(reasons), kept, crds),
+        roles = _taken_over(rbac_changes(old, new), res.spoke, typed, new) \
+            if res.type == CLUSTER_RBAC.type and op in ("created", "updated") else ()
+        out.append((ObjectChange(res, op, tuple(fields), tuple(reasons), kept, crds, roles),
                      old, new))
     return sorted(out, key=lambda c: _order(c[0]))
 
@@ -284,11 +342,27 @@ def _object_problems(spoke: str | None, objects: list[ObjectChange],
     if again:
         out.append(Problem("crds", spoke, f"{len(again)} drifted CRD(s) applied again",
                            tuple(again)))
+    for op in ("created", "updated", "replaced", "removed", "reapplied", "taken over"):
+        roles = [name for o in objects for what, name in o.roles if what == op]
+        if roles:
+            what = {"replaced": "replaced (a binding's roleRef changed: deleted, then "
+                                "created again)",
+                    "removed": "deleted: no longer in the release",
+                    "reapplied": "drifted, applied again",
+                    "taken over": "taken over from their typed resources, unchanged"
+                    }.get(op, op)
+            out.append(Problem("rbac", spoke, f"{len(roles)} ClusterRole(s) and "
+                               f"ClusterRoleBinding(s) {what}", tuple(roles)))
     released = [o.resource.name for o in objects if o.resource.type == CRD_TYPE and o.kept]
     if released:
         out.append(Problem("crds", spoke, f"{len(released)} typed CRD resource(s) leave the "
                            "state; the CRDs stay on the spoke, held by their CRDs-first step",
                            tuple(released)))
+    released = [o.resource.name for o in objects if o.resource.type != CRD_TYPE and o.kept]
+    if released:
+        out.append(Problem("rbac", spoke, f"{len(released)} typed ClusterRole and "
+                           "ClusterRoleBinding resource(s) leave the state; the objects stay "
+                           "on the spoke, held by their cluster-RBAC step", tuple(released)))
     return out
 
 

@@ -43,7 +43,7 @@ WAITING_FOR_APPROVAL = "WaitingForApproval"
 # API server fills in anyway: knative.crd_defaults), so a program that holds them so asks
 # no wave for approval again.
 _REACH = frozenset({"kubeconfig", "identifier", "connection", "plugin_timeout_s",
-                    "owner_guard", "crds_first", "server_defaults"})
+                    "owner_guard", "crds_first", "cluster_rbac", "server_defaults"})
 
 
 def wave_digest(installs: Mapping[str, Any]) -> str:

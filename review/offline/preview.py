@@ -25,6 +25,7 @@ from core.resource_types import (
     AGGREGATED_ROLE_GUARD,
     AGGREGATED_ROLE_SWEEP,
     APPROVAL_GATE,
+    CLUSTER_RBAC,
     CRDS_FIRST,
     MEMBERSHIP,
     MEMBERSHIP_NAME,
@@ -37,9 +38,9 @@ from core.resource_types import (
     WEBHOOKS_FIRST,
     DynamicKind,
 )
-from fleet import crds_first
+from fleet import crds_first, held_rbac
 from fleet import waves as planned_waves
-from fleet.held_crds import state_needs_reading, typed_crds_deleted_with_state
+from fleet.held_typed import state_needs_reading, typed_deleted_with_state
 from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
 from knative import manifests
 from knative.plan import Stage
@@ -74,8 +75,8 @@ class _Walk:
     steps: list[dict[str, Any]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    # Per spoke, the typed CRDs the state holds and would delete (fleet.held_crds).
-    typed_crds: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Per spoke, the typed CRDs the state holds and would delete (fleet.held_typed).
+    typed_held: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def urn(self, type_: str, name: str, parent: str | None) -> str:
         """The state's URN for (type, name) under parent, else the engine's."""
@@ -203,6 +204,20 @@ def _crds_first(walk: _Walk, component: ComponentInstall, spoke: str, spoke_urn:
     return op
 
 
+def _cluster_rbac(walk: _Walk, component: ComponentInstall, spoke: str, spoke_urn: str,
+                  inputs: Mapping[str, Any]) -> str:
+    """The cluster-RBAC step: an update also when a refresh found drift
+    (components.held_rbac's diff)."""
+    assert component.cluster_rbac is not None
+    urn = walk.urn(CLUSTER_RBAC.type, component.cluster_rbac, spoke_urn)
+    old = walk.state.resources.get(urn)
+    outputs = (old or {}).get("outputs") or {}
+    op = _dynamic(walk, CLUSTER_RBAC, component.cluster_rbac, spoke_urn, inputs)
+    if op == "same" and outputs.get("drifted"):
+        walk.steps[-1]["op"] = op = "update"
+    return op
+
+
 def _connection(walk: _Walk, install: SpokeInstall) -> Any:
     return install.connection if walk.known_connection else HIDDEN
 
@@ -235,15 +250,26 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
                 ops.append(_crds_first(walk, component, spoke.name, spoke_urn,
                                        crds_first.step_inputs(component, spoke.name,
                                                               connection, timeout)))
-                # Typed only while the state holds them so (fleet.held_crds).
+                # Typed only while the state holds them so (fleet.held_typed).
                 for obj in stage.objects:
-                    if obj.name in walk.typed_crds.get(spoke.name, ()):
+                    if obj.name in walk.typed_held.get(spoke.name, ()):
                         ops.append(_object(walk, spoke_urn, obj, obj.registered_body,
                                            forced)[1])
                 continue
+            if stage.stage is Stage.CLUSTER and component.cluster_rbac is not None:
+                ops.append(_cluster_rbac(walk, component, spoke.name, spoke_urn,
+                                         held_rbac.step_inputs(component, spoke.name,
+                                                               connection, timeout)))
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
                     continue  # registered with its guard above
+                if (component.cluster_rbac is not None
+                        and held_rbac.is_held(stage.stage, obj)):
+                    # Typed only while the state holds them so (fleet.held_typed).
+                    if obj.name in walk.typed_held.get(spoke.name, ()):
+                        ops.append(_object(walk, spoke_urn, obj, obj.registered_body,
+                                           forced)[1])
+                    continue
                 body = obj.registered_body
                 if obj.owned:
                     body = manifests.with_owner(obj.registered_body,
@@ -332,7 +358,7 @@ def _start(state: LastState, project: str, stack: str, known_connection: bool) -
     walk = _Walk(state, prefix, stack_urn, known_connection)
     old = state.stack_resource
     if state_needs_reading((old or {}).get("outputs") or {}):
-        walk.typed_crds = typed_crds_deleted_with_state(
+        walk.typed_held = typed_deleted_with_state(
             {"deployment": {"resources": list(state.resources.values())}})
     step: dict[str, Any] = {"op": "same" if old else "create", "urn": stack_urn,
                             "newState": {"urn": stack_urn, "type": STACK_TYPE,

@@ -1,23 +1,24 @@
-"""Stack states written by the last released commit stay this checkout's to manage:
-its preview of each deletes and replaces nothing (its typed CRDs, kept on delete, leave
-the state: the CRDs-first steps hold them); its `up` of one updates it in place, keeps
-every CRD the release created (same uid) and leaves a no-op preview empty (a state whose
-typed CRDs were deleted on destroy after a second `up`: fleet.held_crds); and
+"""Stack states written by released commits stay this checkout's to manage: its preview
+of each deletes and replaces nothing (its typed resources of objects a step now holds,
+kept on delete, leave the state: the CRDs-first and cluster-RBAC steps hold them); its
+`up` of one updates it in place, keeps every CRD, ClusterRole and ClusterRoleBinding the
+release created (same uid) and, after a second `up` that lets the typed resources the
+state would have deleted go (fleet.held_typed), leaves a no-op preview empty; and
 `pulumi destroy` of each removes the install, the CRDs as `deleteCrdsOnDestroy` says,
 and leaves nothing else.
 
 The states are recorded on the lab at test time by the released program itself (the
-commit below, written out of git and run by the real engine), so they hold that
+commits below, written out of git and run by the real engine), so they hold that
 release's URNs and types and, above all, its pickled dynamic providers: `pulumi destroy`
 runs no program and unpickles those providers by their module paths, in this
 checkout's code. A module or class they name that moved without a name left behind
-fails here. Three shapes cover every dynamic resource the program registers but the
-approval gate: one spoke with Serving and Eventing, CRDs deleted on destroy (the
-membership, the aggregated-role guards and sweep, the owner guard, the
-webhook-configuration removers), two spokes, CRDs kept, both updated by this checkout
-(which adds its CRDs-first step to a stack that holds its CRDs already), and two spokes
-chosen by a label group in two waves (the wave gates too), destroyed exactly as the
-release wrote it.
+fails here. The last release's states (their outputs say `crdsHeld`: the typed CRDs are
+gone, the typed ClusterRoles not) and the states of the release before the CRDs-first
+steps. Three shapes cover every dynamic resource the program registers but the approval
+gate: one spoke with Serving and Eventing, CRDs deleted on destroy (the membership, the
+aggregated-role guards and sweep, the owner guard, the webhook-configuration removers),
+two spokes, CRDs kept, both updated by this checkout, and two spokes chosen by a label
+group in two waves (the wave gates too), destroyed exactly as the release wrote it.
 """
 
 from __future__ import annotations
@@ -30,8 +31,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from core.resource_types import APPROVAL_GATE, CRDS_FIRST, DYNAMIC_KINDS
-from fleet.held_crds import CRD_TYPE
+from core.resource_types import APPROVAL_GATE, CLUSTER_RBAC, DYNAMIC_KINDS, HELD_TYPES
 from lab.admitted import previous_release_rights, state_reads
 from lab.fleet import FleetStack, fleet_config
 from lab.handle import Lab
@@ -44,12 +44,16 @@ from tests.support.snapshot import kept_by_policy, snapshot
 from tests.support.topology import relabel
 
 pytestmark = pytest.mark.e2e
-# The last released commit: the newest one whose CI passed and that landed on main.
-RELEASED_COMMIT = "d234b188bc969a86986498940d7413565cb7124b"
+# The released commits whose states are recorded: the last one (the newest whose CI
+# passed and that landed on main: typed ClusterRoles and ClusterRoleBindings, CRDs held
+# by their CRDs-first steps, its outputs saying `crdsHeld`), and the one before the
+# CRDs-first steps (typed CRDs too).
+LAST_RELEASE = "6bc8015e7b2ed563668fba10a634c446cb755288"
+TYPED_CRDS_RELEASE = "d234b188bc969a86986498940d7413565cb7124b"
 # Dynamic resources no recorded state holds: the approval gate stands only before a wave
-# that needs approval and has changes, which neither shape has; the CRDs-first step is
-# newer than the released commit.
-UNRECORDED_KINDS = {APPROVAL_GATE.type, CRDS_FIRST.type}
+# that needs approval and has changes, which no shape has; the cluster-RBAC step is newer
+# than the released commits.
+UNRECORDED_KINDS = {APPROVAL_GATE.type, CLUSTER_RBAC.type}
 DESTRUCTIVE = {"delete", "replace", "create-replacement", "delete-replaced",
                "discard", "discard-replaced"}
 RINGS = {"spoke-1": "canary", "spoke-2": "main"}
@@ -92,11 +96,14 @@ UPDATED = {"one-spoke", "two-spokes"}
 
 
 @pytest.fixture(scope="module")
-def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The released commit's project, written out of git once for the module."""
-    project = write_out(RELEASED_COMMIT, tmp_path_factory.mktemp("released") / "project")
-    (project / ".venv").symlink_to(REPO / ".venv")  # Pulumi.yaml's virtualenv: this one's
-    return project
+def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each released commit's project, written out of git once for the module."""
+    out = {}
+    for commit in (LAST_RELEASE, TYPED_CRDS_RELEASE):
+        project = write_out(commit, tmp_path_factory.mktemp("released") / "project")
+        (project / ".venv").symlink_to(REPO / ".venv")  # Pulumi.yaml's virtualenv: this one's
+        out[commit] = project
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -111,11 +118,19 @@ def state_resources(stack: FleetStack) -> list[dict]:
         if res.ok else []
 
 
-@pytest.fixture(params=sorted(SHAPES))
-def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
+# (release, shape): every shape by the release before the CRDs-first steps; the updated
+# shapes by the last release.
+RECORDED = [(TYPED_CRDS_RELEASE, shape) for shape in sorted(SHAPES)] + [
+    (LAST_RELEASE, shape) for shape in sorted(UPDATED)]
+
+
+@pytest.fixture(params=RECORDED, ids=[f"{c[:7]}-{s}" for c, s in RECORDED])
+def recorded(request: pytest.FixtureRequest, lab: Lab, releases: dict[str, Path],
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    """A stack installed by the released commit, and what its spokes held before."""
-    shape = SHAPES[request.param](lab)
+    """A stack installed by a released commit, and what its spokes held before."""
+    commit, shape_name = request.param
+    released = releases[commit]
+    shape = SHAPES[shape_name](lab)
     apis = {s.name: s.api() for s in lab.spokes[:2]}
     before = {name: snapshot(api) for name, api in apis.items()}
     state = tmp_path_factory.mktemp("state")
@@ -131,11 +146,11 @@ def recorded(request: pytest.FixtureRequest, lab: Lab, released: Path,
         old.write_config(released / "stacks", config)
         with previous_release_rights(lab, config):  # the rights printed by the release
             installed = old.up()
-        assert installed.ok, f"{RELEASED_COMMIT[:10]} failed to install:\n{installed.out}"
+        assert installed.ok, f"{commit[:10]} failed to install:\n{installed.out}"
         # This checkout runs on the state and the stack file as the release left them.
         new.config_file(REPO / "stacks").write_bytes(
             old.config_file(released / "stacks").read_bytes())
-        yield {"shape": request.param, "old": old, "new": new, "apis": apis,
+        yield {"shape": shape_name, "commit": commit, "old": old, "new": new, "apis": apis,
                "before": before, "lab": lab}
     finally:
         # A no-op once the test destroyed it; a cleanup when it failed first.
@@ -163,7 +178,7 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
     assert preview.ok, preview.why
     bad = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps
            if s["op"] in DESTRUCTIVE and not released_from_state(s)]
-    assert bad == [], f"{recorded['shape']} recorded by {RELEASED_COMMIT[:10]}: {bad[:20]}"
+    assert bad == [], f"{recorded['shape']} recorded by {recorded['commit'][:10]}: {bad[:20]}"
 
     if recorded["shape"] in UPDATED:
         # This checkout's `up` of the release's state: in place, nothing deleted, every CRD
@@ -180,22 +195,27 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
         again, steps = new.preview_steps()
         assert again.ok, again.why
         changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] != "same"]
-        if recorded["shape"] == "one-spoke":
-            # Its typed CRDs were deleted on destroy: that `up` kept them registered, now
-            # kept on delete, and the next one lets them go (fleet.held_crds).
-            assert changed and all(released_from_state(s) for s in steps
-                                   if s["op"] != "same"), changed[:20]
-            assert new.up().ok
-            for spoke, uids in crds.items():
-                assert crd_uids(recorded["apis"][spoke]) == uids, spoke
-            again, steps = new.preview_steps()
-            assert again.ok, again.why
-            changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps
-                       if s["op"] != "same"]
+        # Its typed ClusterRoles and ClusterRoleBindings, and in the one-spoke shape its
+        # typed CRDs (deleted on destroy), would have been deleted: that `up` kept them
+        # registered, now kept on delete, and the next one lets them go, deleting nothing
+        # from the spoke (fleet.held_typed).
+        assert changed and all(released_from_state(s) for s in steps
+                               if s["op"] != "same"), changed[:20]
+        roles = cluster_rbac(recorded["apis"])
+        assert new.up().ok
+        assert cluster_rbac(recorded["apis"]) == roles
+        for spoke, uids in crds.items():
+            assert crd_uids(recorded["apis"][spoke]) == uids, spoke
+        again, steps = new.preview_steps()
+        assert again.ok, again.why
+        changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in steps if s["op"] != "same"]
         assert changed == [], changed[:20]
-        # Held by the CRDs-first steps alone: no typed CRD left in the state.
-        types = {r["type"] for r in new.export()["deployment"]["resources"]}
-        assert CRD_TYPE not in types
+        # Held by their steps alone: no typed CRD, and no typed ClusterRole but the
+        # aggregated ones, left in the state.
+        left = [(r["type"], r["urn"].rsplit("::", 1)[-1])
+                for r in new.export()["deployment"]["resources"] if r["type"] in HELD_TYPES
+                and "aggregationRule" not in (r.get("inputs") or {})]
+        assert left == [], left[:10]
     # The waves state exactly as the release wrote it, the others after this checkout's
     # `up`: the pickled providers a state holds run the deletes.
     # A state the release wrote holds no Secret-reads bindings yet: the rights printed for
@@ -216,10 +236,28 @@ def test_a_recorded_state_previews_without_delete_or_replace_and_destroys(
 
 
 def released_from_state(step: dict) -> bool:
-    """A typed CRD the state keeps on delete leaving it: the CRD stays on the spoke."""
+    """A typed resource of an object a step now holds (a CRD, a ClusterRole or
+    ClusterRoleBinding), kept on delete, leaving the state: the object stays on the
+    spoke, held by its step (fleet.held_typed). Not an aggregated ClusterRole: its guard
+    deletes it."""
     old = step.get("oldState") or {}
-    return (step["op"] == "delete" and old.get("type") == CRD_TYPE
-            and bool(old.get("retainOnDelete")))
+    return (step["op"] == "delete" and old.get("type") in HELD_TYPES
+            and bool(old.get("retainOnDelete"))
+            and "aggregationRule" not in (old.get("inputs") or {}))
+
+
+def cluster_rbac(apis: dict[str, client.ApiClient]) -> dict[str, str]:
+    """{spoke/kind/name: uid} of the spokes' Knative ClusterRoles and ClusterRoleBindings
+    (the fleet's label): the same uids after an `up` mean none was deleted."""
+    out = {}
+    for spoke, api in apis.items():
+        rbac = client.RbacAuthorizationV1Api(api)
+        selector = "app.kubernetes.io/managed-by=knative-fleet"
+        for kind, listed in (("ClusterRole", rbac.list_cluster_role),
+                             ("ClusterRoleBinding", rbac.list_cluster_role_binding)):
+            for item in listed(label_selector=selector).items:
+                out[f"{spoke}/{kind}/{item.metadata.name}"] = item.metadata.uid
+    return out
 
 
 def crd_uids(api: client.ApiClient) -> dict[str, str]:

@@ -4,8 +4,9 @@ new spoke, a no-op, a config change on one spoke, the reviewed change applied by
 release file changed after the review are each refused by that `up` with nothing
 applied, a minor upgrade of two spokes, a removed spoke and an unreachable spoke, each
 with its key lines; three hand edits on one spoke reported with spoke, object and field, and
-two on CRDs its CRDs-first step holds (a label the fleet applied, a CRD deleted),
-repaired, the untouched spoke clean.
+two on CRDs its CRDs-first step holds (a label the fleet applied, a CRD deleted) and
+two on objects its cluster-RBAC step holds (a ClusterRole's rules, a ClusterRoleBinding
+deleted), repaired, the untouched spoke clean.
 
 The tests share one stack (Serving only: the reports need nothing more) in file order."""
 
@@ -242,6 +243,9 @@ def test_a_minor_upgrade_of_two_spokes(world: dict) -> None:
     human = report.split("### Needs a human", 1)[1].split("\n### ", 1)[0]
     assert "Serving 1.22.1 -> 1.23.0" in human and "spoke-1" in human and "spoke-2" in human
     assert "CRD" in human, human
+    # The roles and bindings the cluster-RBAC step holds, each named (their version label).
+    assert "ClusterRole(s) and ClusterRoleBinding(s) updated" in human, human
+    assert "ClusterRoleBinding/knative-serving-controller-admin" in human, human
     for name in ("spoke-1", "spoke-2"):
         row = next(line for line in report.splitlines() if line.startswith(f"| {name}"))
         assert "1.22.1 -> 1.23.0" in row, row
@@ -264,6 +268,9 @@ def test_an_unreachable_spoke(world: dict) -> None:
 
 
 ADDED_KEY = "registries-skipping-tag-resolving"  # a key of config-deployment's own
+# Held by Serving's cluster-RBAC step (fleet.held_rbac).
+HELD_ROLE = "knative-serving-activator-cluster"
+HELD_BINDING = "knative-serving-controller-admin"
 
 
 def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
@@ -284,9 +291,18 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     ext.patch_custom_resource_definition("services.serving.knative.dev", {
         "metadata": {"labels": {"app.kubernetes.io/version": "hand-edited"}}})
     ext.delete_custom_resource_definition("domainmappings.serving.knative.dev")
+    # A ClusterRole and a ClusterRoleBinding held by the cluster-RBAC step (no typed
+    # resource): the role's rules changed by hand, the binding deleted.
+    rbac = client.RbacAuthorizationV1Api(world["s1"])
+    rules = rbac.read_cluster_role(HELD_ROLE).rules
+    rbac.patch_cluster_role(HELD_ROLE, {"rules": [{"apiGroups": [""], "resources": ["pods"],
+                                                   "verbs": ["get"]}]})
+    rbac.delete_cluster_role_binding(HELD_BINDING)
     code, printed, out = run_tool(world, "drift")
     assert code == 1, printed
-    assert ("spoke-1: 5 object(s) drifted" in printed
+    assert (f"ClusterRole {HELD_ROLE} changed: the fields the fleet applied" in printed
+            and f"ClusterRoleBinding {HELD_BINDING} was deleted" in printed), printed
+    assert ("spoke-1: 7 object(s) drifted" in printed
             and "CustomResourceDefinition services.serving.knative.dev changed: the fields "
                 "the fleet applied" in printed
             and "CustomResourceDefinition domainmappings.serving.knative.dev was deleted"
@@ -299,7 +315,7 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     assert "spoke-2: no drift" in printed, printed
     assert ADDED_KEY not in printed, printed
     found = json.loads(Path(out, "drift.json").read_text())["drift"]
-    assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 5
+    assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 7
     assert ADDED_KEY not in json.dumps(found)
     res = world["stack"].up("--refresh")
     assert res.ok, res.why
@@ -311,3 +327,5 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     labels = ext.read_custom_resource_definition("services.serving.knative.dev").metadata.labels
     assert labels["app.kubernetes.io/version"] != "hand-edited"
     assert ext.read_custom_resource_definition("domainmappings.serving.knative.dev")
+    assert rbac.read_cluster_role(HELD_ROLE).rules == rules
+    assert rbac.read_cluster_role_binding(HELD_BINDING).role_ref.name

@@ -16,6 +16,7 @@ from core.resource_types import (
     AGGREGATED_ROLE_GUARD,
     AGGREGATED_ROLE_SWEEP,
     APPROVAL_GATE,
+    CLUSTER_RBAC,
     CRDS_FIRST,
     DYNAMIC_KINDS,
     MEMBERSHIP,
@@ -23,7 +24,7 @@ from core.resource_types import (
     WAVE_GATE,
     WEBHOOKS_FIRST,
 )
-from fleet import crds_first, plan_fleet
+from fleet import crds_first, held_rbac, plan_fleet
 from fleet import waves as planned_waves
 from fleet.plan import FleetPlan
 from lab.paths import RELEASES
@@ -44,6 +45,7 @@ FUNCTIONS: dict[str, tuple[Any, str]] = {
     AGGREGATED_ROLE_SWEEP.type: (aggregated_roles, "sweep_inputs"),
     AGGREGATED_ROLE_GUARD.type: (aggregated_roles, "guard_inputs"),
     CRDS_FIRST.type: (crds_first, "step_inputs"),
+    CLUSTER_RBAC.type: (held_rbac, "step_inputs"),
     WEBHOOKS_FIRST.type: (webhooks_first, "step_inputs"),
     SPOKE_OWNER_GUARD.type: (owner_guard, "guard_inputs"),
 }

@@ -9,6 +9,7 @@ from components import (
     aggregated_role_guard,
     approval_gate,
     crds_first,
+    held_rbac,
     membership,
     owner_guard,
     wave_gate,
@@ -27,6 +28,7 @@ RESOURCES = [
     (owner_guard.SpokeOwnerGuard, owner_guard._Provider, types.SPOKE_OWNER_GUARD),
     (webhooks_first.WebhookConfigurationsFirst, webhooks_first._Provider, types.WEBHOOKS_FIRST),
     (crds_first.CustomResourceDefinitionsFirst, crds_first._Provider, types.CRDS_FIRST),
+    (held_rbac.ClusterRbac, held_rbac._Provider, types.CLUSTER_RBAC),
 ]
 
 

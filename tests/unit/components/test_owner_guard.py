@@ -173,10 +173,10 @@ def test_each_spoke_gets_a_guard_that_depends_on_everything_of_the_spoke(
     assert set(depends) == {"spoke-a:owner-record", "spoke-b:owner-record"}
     spoke = spokes["spoke-a"]
     expected = {spoke.provider, *spoke._sweep, *spoke._guards.values(), *spoke.registered,
-                *spoke._removers, *spoke._crds_first}
+                *spoke._removers, *spoke._held}
     assert spoke._sweep and spoke._guards  # the install has aggregated roles
     assert len(spoke._removers) == 2  # Serving's and Eventing's webhook configurations first
-    assert len(spoke._crds_first) == 2  # and their CRDs first
+    assert len(spoke._held) == 4  # and their CRDs and cluster RBAC first
     # What a wave gate digests: Kubernetes objects only (their uid and resourceVersion).
     assert all(hasattr(r, "metadata") for r in spoke.registered)
     # Through the last dependents: every resource of the spoke is one the guard depends

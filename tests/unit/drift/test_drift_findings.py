@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.resource_types import CLUSTER_RBAC
 from drift.__main__ import main
 from drift.findings import CHANGED, DELETED, findings, value_at, with_refreshed
 from review import preview
@@ -111,3 +112,26 @@ def test_a_crds_first_steps_refresh_is_taken_from_the_event_log() -> None:
     assert [d.name for d in report.drifts] == ["a.serving.knative.dev"]
     assert findings(with_refreshed({"steps": [_crds_first_step("refresh", None)]}, [])
                     ).drifts == []
+
+
+def test_the_objects_a_cluster_rbac_step_holds_are_checked_and_drift_named() -> None:
+    """A ClusterRbac refresh: each object it holds counted as checked, each drifted one
+    named by its kind and name (`Kind/name` in the step's `drifted`)."""
+    urn = ("urn:pulumi:s::knative-fleet::knative-fleet:index:Spoke$"
+           f"{CLUSTER_RBAC.type}::spoke-1:knative-serving/cluster-rbac")
+    old = {"type": CLUSTER_RBAC.type, "outputs": {
+        "objects": ["ClusterRole/x", "ClusterRoleBinding/y", "ClusterRoleBinding/x"],
+        "applied": {"ClusterRole/x": "1", "ClusterRoleBinding/y": "2",
+                    "ClusterRoleBinding/x": "3"}}}
+    new = {**old, "outputs": {**old["outputs"], "drifted": [
+        {"name": "ClusterRole/x", "change": "changed"},
+        {"name": "ClusterRoleBinding/y", "change": "deleted"}]}}
+    report = findings({"steps": [{"op": "update", "urn": urn, "oldState": old,
+                                  "newState": new}]})
+    assert report.checked == {"spoke-1": 3}
+    assert [(d.spoke, d.kind, d.namespace, d.name, d.change) for d in report.drifts] == [
+        ("spoke-1", "ClusterRole", "", "x", CHANGED),
+        ("spoke-1", "ClusterRoleBinding", "", "y", DELETED)]
+    assert [d.line() for d in report.drifts] == [
+        "spoke-1: ClusterRole x changed: the fields the fleet applied",
+        "spoke-1: ClusterRoleBinding y was deleted"]

@@ -54,7 +54,7 @@ def test_the_step_deletes_on_destroy_only_when_the_entry_says_so() -> None:
             assert crds_first.deletes_on_destroy(crds_first.crd_objects(component)) is deletes
 
 
-def test_the_inputs_hold_the_bodies_the_typed_crds_apply(installs) -> None:
+def test_the_inputs_hold_the_bodies_the_typed_held_apply(installs) -> None:
     component = installs["spoke-a"].components[0]
     inputs = crds_first.step_inputs(component, "spoke-a", {"server": "s"}, 5.0)
     bodies = [o.registered_body for o in crds_first.crd_objects(component)]

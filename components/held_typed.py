@@ -1,10 +1,11 @@
-"""Which typed CRDs this run registers (fleet.held_crds says why), read at the program's
-edge: from the stack's last outputs, and only when they do not say `crdsHeld`, from its
-state (`pulumi stack export`, no secrets shown), before anything is registered.
+"""Which typed resources of objects a step now holds this run registers
+(fleet.held_typed says why), read at the program's edge: from the stack's last outputs,
+and only when they do not say `typedHeld`, from its state (`pulumi stack export`, no
+secrets shown), before anything is registered.
 
 A state that cannot be read stops the run before it changes anything: letting go of a
-typed CRD the state would delete deletes the CRD, and every custom resource of its kind,
-from the spoke.
+typed resource the state would delete deletes it from the spoke (a CRD with every custom
+resource of its kind; a ClusterRole a controller runs with).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from typing import Any
 
 from components.stack_identity import stack_name
-from fleet.held_crds import state_needs_reading, typed_crds_deleted_with_state
+from fleet.held_typed import state_needs_reading, typed_deleted_with_state
 from ownership.identity import BackendUnknown
 
 EXPORT_TIMEOUT_S = 300
@@ -26,7 +27,7 @@ RETRY_PAUSE_S = 1.0
 
 
 class StateUnreadable(BackendUnknown):
-    """The stack's state could not be read to tell which typed CRDs it holds."""
+    """The stack's state could not be read to tell which typed resources it holds."""
 
 
 def export_command(stack: str) -> list[str]:
@@ -66,15 +67,17 @@ def _read_state_once(stack: str, cwd: str | None) -> dict[str, Any]:
         why = f"{type(exc).__name__}: {exc}"
     raise StateUnreadable(
         f"cannot read the state of stack {stack} (`pulumi stack export --stack {stack}`): "
-        f"{why}. The run reads it once, to know which of its CustomResourceDefinitions the "
-        "state still holds as typed resources that the engine would delete, and stopped "
+        f"{why}. The run reads it once, to know which of its CustomResourceDefinitions, "
+        "ClusterRoles and ClusterRoleBindings the state still holds as typed resources "
+        "that the engine would delete, and stopped "
         "before changing anything. Fix: make `pulumi stack export --stack "
         f"{stack}` work from the project directory (the `pulumi` on PATH, logged in to the "
         "stack's backend), then run again.")
 
 
-def typed_crds_to_register(last_outputs: dict[str, Any]) -> dict[str, frozenset[str]]:
-    """{spoke: resource names} of the typed CRDs this run registers, kept on delete."""
+def typed_to_register(last_outputs: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """{spoke: resource names} of the typed resources of held objects this run
+    registers, kept on delete."""
     if not state_needs_reading(last_outputs):
         return {}
-    return typed_crds_deleted_with_state(read_state(stack_name()))
+    return typed_deleted_with_state(read_state(stack_name()))

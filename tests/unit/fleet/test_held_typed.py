@@ -1,6 +1,7 @@
-"""Which typed CRDs a run still registers: those an earlier release's state holds and
+"""Which typed resources of objects a step now holds (CRDs, ClusterRoles,
+ClusterRoleBindings) a run still registers: those an earlier release's state holds and
 the engine would delete, read from `pulumi stack export`; none read when the last
-outputs say `crdsHeld`."""
+outputs say `typedHeld` with every held type."""
 
 from __future__ import annotations
 
@@ -10,20 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from components import held_crds as edge
-from fleet.held_crds import (
+from components import held_typed as edge
+from core.resource_types import CLUSTER_ROLE_BINDING_TYPE, CLUSTER_ROLE_TYPE
+from fleet.held_typed import (
     CRD_TYPE,
     HELD_OUTPUT,
+    HELD_TYPES,
     held,
     state_needs_reading,
-    typed_crds_deleted_with_state,
+    typed_deleted_with_state,
 )
 
 URN = "urn:pulumi:prod::knative-fleet::knative-fleet:index:Spoke${}::{}"
 
 
-def _crd(spoke: str, name: str, retain: bool | None) -> dict:
-    res = {"urn": URN.format(CRD_TYPE, f"{spoke}:{name}"), "type": CRD_TYPE}
+def _crd(spoke: str, name: str, retain: bool | None, typ: str = CRD_TYPE) -> dict:
+    res = {"urn": URN.format(typ, f"{spoke}:{name}"), "type": typ}
     if retain is not None:
         res["retainOnDelete"] = retain
     return res
@@ -35,26 +38,38 @@ EXPORT = {"version": 3, "deployment": {"resources": [
     _crd("spoke-1", "services.serving.knative.dev", retain=True),
     _crd("spoke-1", "brokers.eventing.knative.dev", retain=None),
     _crd("spoke-2", "services.serving.knative.dev", retain=False),
+    _crd("spoke-2", "knative-serving-admin", retain=None, typ=CLUSTER_ROLE_TYPE),
+    # An aggregated ClusterRole: kept on delete (its guard deletes it), not held.
+    _crd("spoke-2", "knative-serving-aggregated-addressable-resolver", retain=True,
+         typ=CLUSTER_ROLE_TYPE),
+    _crd("spoke-2", "knative-serving-controller-admin", retain=None,
+         typ=CLUSTER_ROLE_BINDING_TYPE),
     {"urn": URN.format("kubernetes:core/v1:ConfigMap", "spoke-2:knative-serving/config"),
      "type": "kubernetes:core/v1:ConfigMap"},
 ]}}
 
 
-def test_only_typed_crds_the_engine_would_delete_are_kept() -> None:
-    assert typed_crds_deleted_with_state(EXPORT) == {
+def test_only_typed_held_the_engine_would_delete_are_kept() -> None:
+    assert typed_deleted_with_state(EXPORT) == {
         "spoke-1": frozenset({"spoke-1:brokers.eventing.knative.dev"}),
-        "spoke-2": frozenset({"spoke-2:services.serving.knative.dev"})}
-    assert typed_crds_deleted_with_state({"version": 3, "deployment": {}}) == {}
-    assert typed_crds_deleted_with_state({}) == {}
+        "spoke-2": frozenset({"spoke-2:services.serving.knative.dev",
+                              "spoke-2:knative-serving-admin",
+                              "spoke-2:knative-serving-controller-admin"})}
+    assert typed_deleted_with_state({"version": 3, "deployment": {}}) == {}
+    assert typed_deleted_with_state({}) == {}
 
 
 def test_the_last_outputs_say_whether_the_state_is_read() -> None:
     assert state_needs_reading({})  # a first run
     assert state_needs_reading({"ownerId": "kf-1"})  # an earlier release's outputs
     assert state_needs_reading({HELD_OUTPUT: False})
-    assert not state_needs_reading({HELD_OUTPUT: True})
-    assert held({}) and held({"spoke-1": frozenset()})
-    assert not held({"spoke-1": frozenset({"spoke-1:a"})})
+    # The last release's output said its typed CRDs alone were let go: its typed
+    # ClusterRoles are still in the state.
+    assert state_needs_reading({"crdsHeld": True})
+    assert state_needs_reading({HELD_OUTPUT: [CRD_TYPE]})
+    assert not state_needs_reading({HELD_OUTPUT: list(HELD_TYPES)})
+    assert held({}) == held({"spoke-1": frozenset()}) == list(HELD_TYPES)
+    assert held({"spoke-1": frozenset({"spoke-1:a"})}) is None
 
 
 def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
@@ -68,15 +83,15 @@ def test_the_state_is_read_by_the_cli_on_path(tmp_path, monkeypatch) -> None:
     (tmp_path / "state.json").write_text(json.dumps(EXPORT))
     _cli(tmp_path, monkeypatch, f'echo "$@" > {tmp_path}/args\ncat {tmp_path}/state.json\n')
     monkeypatch.setattr(edge, "stack_name", lambda: "organization/knative-fleet/prod")
-    got = edge.typed_crds_to_register({"ownerId": "kf-1"})
-    assert got == typed_crds_deleted_with_state(EXPORT)
+    got = edge.typed_to_register({"ownerId": "kf-1"})
+    assert got == typed_deleted_with_state(EXPORT)
     assert (tmp_path / "args").read_text().split() == [
         "stack", "export", "--stack", "organization/knative-fleet/prod"]
 
 
-def test_outputs_that_say_crds_held_read_no_state(tmp_path, monkeypatch) -> None:
+def test_outputs_that_say_every_type_held_read_no_state(tmp_path, monkeypatch) -> None:
     _cli(tmp_path, monkeypatch, "exit 3\n")
-    assert edge.typed_crds_to_register({HELD_OUTPUT: True}) == {}
+    assert edge.typed_to_register({HELD_OUTPUT: list(HELD_TYPES)}) == {}
 
 
 @pytest.mark.parametrize("script, why", [

@@ -1,0 +1,90 @@
+"""A component's cluster-wide RBAC, held and applied by one step, as plain data.
+
+A typed resource keeps its object three times in the state (its inputs, the live object
+with its managedFields, a copy of the inputs), plus its URN, provider, dependencies and
+source position: about 4 kB for a ClusterRole or ClusterRoleBinding of a few hundred
+bytes. A Knative release has about seventy of them per spoke, a quarter of a spoke's
+state, which the engine writes again at every checkpoint. So each component's
+ClusterRoles and ClusterRoleBindings are one dynamic resource (components.held_rbac), as
+its CRDs are (fleet.crds_first): it applies them (server-side apply, the fleet's field
+manager, forced), holds their names, a digest and the bodies once, compressed, as its
+inputs, and of the live objects only a digest each of the fields the fleet applied
+(what a refresh compares: drift). Its delete deletes them, after everything of the
+component that depends on it, as the engine deleted the typed ones.
+
+Not held: the aggregated ClusterRoles (their guard registers them: components.
+aggregated_role_guard), and any role whose fields the cluster owns (`ignore_changes`):
+both stay typed. Typed ones an earlier release's state holds are let go as
+fleet.held_typed says.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from core.crd_manifest import encode
+from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role
+from knative.plan import Stage
+
+HELD_KINDS = ("ClusterRole", "ClusterRoleBinding")
+
+
+def step_name(spoke: str, namespace: str) -> str:
+    """The resource name of a component's cluster-RBAC step."""
+    return f"{spoke}:{namespace}/cluster-rbac"
+
+
+def object_key(body: Mapping[str, Any]) -> str:
+    """`Kind/name`: how the step names one object it holds."""
+    return f"{body['kind']}/{body['metadata']['name']}"
+
+
+def is_held(stage: Stage, obj: PlannedObject) -> bool:
+    """Whether the cluster-RBAC step holds `obj`: a ClusterRole or ClusterRoleBinding of
+    the cluster stage, not aggregated, with no field the cluster owns."""
+    return (stage is Stage.CLUSTER and obj.body["kind"] in HELD_KINDS
+            and obj.role is Role.PLAIN and not obj.owned and not obj.ignore_changes)
+
+
+def held_objects(component: ComponentInstall) -> tuple[PlannedObject, ...]:
+    """The objects the component's cluster-RBAC step holds, in registration order."""
+    return tuple(o for s in component.stages for o in s.objects if is_held(s.stage, o))
+
+
+def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
+                plugin_timeout_s: float) -> dict[str, Any]:
+    """The inputs of the component's cluster-RBAC step (components.held_rbac registers
+    them; the offline review plans the same): the objects' keys, the digest its
+    provider's diff compares, the bodies and how to reach the spoke."""
+    assert component.cluster_rbac is not None
+    bodies = [o.registered_body for o in held_objects(component)]
+    digest, manifest = encode(bodies)
+    return {"id": component.cluster_rbac, "spoke": spoke,
+            "objects": [object_key(b) for b in bodies], "digest": digest,
+            "manifest": manifest, "connection": connection,
+            "pluginTimeoutSeconds": plugin_timeout_s}
+
+
+def typed_rbac_kept(plan: FleetPlan) -> FleetPlan:
+    """`plan` with no cluster-RBAC step: every ClusterRole and ClusterRoleBinding
+    registered typed, as before this step. For the package's Fleet, whose program cannot
+    read its own state (`pulumi stack export`) to learn which typed roles it holds:
+    letting one go would delete it from the spoke."""
+    spokes = {}
+    for name, spoke in plan.spokes.items():
+        install = spoke.install
+        if install is not None:
+            install = dataclasses.replace(install, components=tuple(
+                dataclasses.replace(c, cluster_rbac=None) for c in install.components))
+        spokes[name] = dataclasses.replace(spoke, install=install)
+    return dataclasses.replace(plan, spokes=spokes)
+
+
+def keeps_typed_rbac(plan: FleetPlan) -> bool:
+    """Whether `plan` registers some ClusterRole or ClusterRoleBinding typed that a
+    cluster-RBAC step would hold (typed_rbac_kept): its run cannot say `typedHeld`."""
+    return any(c.cluster_rbac is None and held_objects(c)
+               for s in plan.spokes.values() if s.install is not None
+               for c in s.install.components)
