@@ -16,7 +16,7 @@ from components.approval_gate import read_approval_stop
 from components.membership import FleetMembership
 from components.spoke import Spoke
 from components.waves import Registered, register_waves
-from fleet.held_rbac import keeps_typed_rbac
+from fleet.held_rbac import keeps_typed
 from fleet.held_typed import HELD_OUTPUT, held
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
 from rollout.approval import APPROVALS_OUTPUT
@@ -38,8 +38,8 @@ def register_fleet(plan: FleetPlan,
     outputs: pulumi.export); `parent` is the component the fleet is registered in (the
     package's Fleet), None in the program. `fail(message)` instead of the RunError: the
     component fails its construct only once what was registered is applied.
-    `typed_held`: per spoke, the typed CRDs the state holds and would delete
-    (components.held_typed). `last_outputs`: the stack's last outputs, when the caller
+    `typed_held`: per spoke, the typed resources of held objects the state holds and
+    would delete (components.held_typed). `last_outputs`: the stack's last outputs, when the caller
     has read them (the approval record is read from them, not once more)."""
     export = export or pulumi.export
     typed_held = typed_held or {}
@@ -58,8 +58,8 @@ def register_fleet(plan: FleetPlan,
     # Typed resources of spokes this run leaves out (a wave waiting for approval, a
     # spoke not reached) stay as they are: only a run that registered every spoke says
     # `typedHeld` (fleet.held_typed).
-    said = held(typed_held) if not keeps_typed_rbac(plan) else None
-    export(HELD_OUTPUT, said if said is not None and not reg.left_out
+    typed = sum(s.typed_registered for s in reg.spokes.values())
+    export(HELD_OUTPUT, held(typed) if not keeps_typed(plan) and not reg.left_out
            and all(name in reg.spokes for name in plan.spokes) else False)
     export("spokes", outputs)
     if plan.shows_waves:

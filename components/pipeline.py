@@ -20,7 +20,7 @@ from components.stack_identity import export_identity, read_identity, read_outpu
 from config.fleet import parse_fleet_config
 from core.errors import ConfigError
 from fleet import plan_fleet
-from fleet.held_rbac import typed_rbac_kept
+from fleet.held_rbac import typed_kept
 from ownership.hold import run_holds
 from ownership.identity import BackendUnknown
 
@@ -56,7 +56,7 @@ def deploy_fleet(raw: dict[str, Any], export: Export | None = None,
         plan = plan_held_to_review(
             lambda held: plan_fleet(cfg, inventory, owner=owner, holds=held), holds)
         if parent is not None:
-            plan = typed_rbac_kept(plan)
+            plan = typed_kept(plan)
     except (ConfigError, BackendUnknown) as exc:
         raise pulumi.RunError(str(exc)) from None
     export_identity(owner, export)

@@ -13,18 +13,23 @@ import pulumi_kubernetes as k8s
 
 from components.aggregated_role_guard import AggregatedRoleGuard, AggregatedRoleSweep
 from components.crds_first import CustomResourceDefinitionsFirst
-from components.held_rbac import ClusterRbac
+from components.held_objects import ClusterRbac, NamespacedObjects
 from components.owner_guard import SpokeOwnerGuard
 from components.release_object import ReleaseObject
 from components.webhooks_first import WebhookConfigurationsFirst
 from core.last_dependents import last_dependents
 from core.resource_types import SPOKE_TYPE
-from fleet import crds_first, held_rbac
+from fleet import crds_first, held_namespaced, held_rbac
+from fleet.held_typed import typed_key
 from fleet.plan import ComponentInstall, PlannedObject, Role, SpokeInstall
 from knative import manifests
 from knative.plan import Stage
 from knative.server_owned import WEBHOOK_CONFIGURATIONS
 from lifecycle import aggregated_roles, owner_guard, webhooks_first
+
+# Kinds whose pods run as a ServiceAccount of the install (held by its namespaced-objects
+# step: fleet.held_namespaced).
+WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 
 
 class Spoke(pulumi.ComponentResource):
@@ -35,6 +40,9 @@ class Spoke(pulumi.ComponentResource):
     registered: list[pulumi.Resource]
     # each component's CRDs-first and cluster-RBAC steps: a wave gate digests them
     held_steps: list[pulumi.Resource]
+    # how many typed resources of held objects the state held and this run registers
+    # once more, kept on delete (fleet.held_typed)
+    typed_registered: int
     ready: pulumi.Output[bool]
 
     def __init__(
@@ -75,6 +83,7 @@ class Spoke(pulumi.ComponentResource):
         self._removers: list[pulumi.Resource] = []
         self._held: list[pulumi.Resource] = []
         self.held_steps = []
+        self.typed_registered = 0
         # What each resource of the spoke depends on (components.spoke: _depending).
         self._depends: dict[pulumi.Resource, list[pulumi.Resource]] = {}
         self._spoke_name = name
@@ -167,6 +176,8 @@ class Spoke(pulumi.ComponentResource):
         done: dict[Stage, list[pulumi.Resource]] = {}
         owner: pulumi.Output[dict] | None = None
         configurations: list[pulumi.Resource] = []
+        # The namespaced-objects step, which the workloads wait for (their ServiceAccounts).
+        accounts: list[pulumi.Resource] = []
         for stage in component.stages:
             deps = (list(dict.fromkeys(r for s in stage.after for r in done[s]))
                     if stage.after else list(roots))
@@ -183,6 +194,15 @@ class Spoke(pulumi.ComponentResource):
                 self._typed(tuple(held), step)
                 resources.append(step)
                 objects = tuple(o for o in objects if not held_rbac.is_held(stage.stage, o))
+            if stage.stage is Stage.NAMESPACED and component.namespaced_objects is not None:
+                assert owner is not None, "owned objects come after the anchor"
+                held = [o for o in objects if held_namespaced.is_held(stage.stage, o)]
+                step = self._apply_namespaced(component, owner, deps)
+                self._typed(tuple(held), step, owner)
+                resources.append(step)
+                accounts = [step]
+                objects = tuple(o for o in objects
+                                if not held_namespaced.is_held(stage.stage, o))
             for obj in objects:
                 if obj.role is Role.AGGREGATED:
                     resources.append(self._aggregated[obj.object_name])
@@ -192,7 +212,12 @@ class Spoke(pulumi.ComponentResource):
                     body = manifests.with_owner(obj.registered_body, owner)
                 else:
                     body = obj.registered_body
-                res = self._register(obj, body, [*deps, *(self._guards[r] for r in obj.guards)])
+                # A workload's pods need their ServiceAccount: one the engine started
+                # first would wait its whole timeout while it holds one of the engine's
+                # parallel slots the step may need.
+                waits = accounts if obj.body["kind"] in WORKLOAD_KINDS else []
+                res = self._register(obj, body, [*deps, *waits,
+                                                 *(self._guards[r] for r in obj.guards)])
                 if obj.body["kind"] in WEBHOOK_CONFIGURATIONS:
                     configurations.append(res)
                 if obj.role is Role.ANCHOR:
@@ -231,6 +256,17 @@ class Spoke(pulumi.ComponentResource):
                                                         install.connection,
                                                         install.plugin_timeout_s), after)
 
+    def _apply_namespaced(self, component: ComponentInstall, owner: pulumi.Output[dict],
+                          after: list[pulumi.Resource]) -> pulumi.Resource:
+        """The component's namespaced-objects step (components.held_objects), after the
+        anchor, its bodies owned by the anchor's live uid (an output)."""
+        install = self._spoke_install
+        assert component.namespaced_objects is not None
+        inputs = owner.apply(lambda ref: held_namespaced.step_inputs(
+            component, self._spoke_name, install.connection, install.plugin_timeout_s, ref))
+        return self._holding_step(NamespacedObjects, component.namespaced_objects,
+                                  {k: inputs[k] for k in held_namespaced.INPUTS}, after)
+
     def _holding_step(self, cls: Callable[..., pulumi.Resource], name: str, inputs: dict,
                       after: list[pulumi.Resource]) -> pulumi.Resource:
         """A step that applies and holds objects (a CRDs-first or cluster-RBAC step).
@@ -242,14 +278,19 @@ class Spoke(pulumi.ComponentResource):
         self.held_steps.append(step)
         return step
 
-    def _typed(self, objects: tuple[PlannedObject, ...], step: pulumi.Resource) -> None:
+    def _typed(self, objects: tuple[PlannedObject, ...], step: pulumi.Resource,
+               owner: pulumi.Output[dict] | None = None) -> None:
         """The typed resources of `objects` (held by `step`) the state holds and would
-        delete (fleet.held_typed), as they were, now kept on delete: the next run lets
-        them go. Not in `registered`, as the step is not."""
+        delete (fleet.held_typed), as they were (an owned one with the anchor's owner
+        reference, `owner`), now kept on delete: the next run lets them go. Not in
+        `registered`, as the step is not."""
         for obj in objects:
-            if obj.name in self._typed_held:
-                self._register(obj, obj.registered_body, [step], retain_on_delete=True)
+            if typed_key(obj.type_token, obj.name) in self._typed_held:
+                body = (manifests.with_owner(obj.registered_body, owner)
+                        if obj.owned and owner is not None else obj.registered_body)
+                self._register(obj, body, [step], retain_on_delete=True)
                 self._held.append(self.registered.pop())
+                self.typed_registered += 1
 
     def _webhooks_first(self, component: ComponentInstall,
                         after: list[pulumi.Resource]) -> None:

@@ -93,8 +93,8 @@ def register_waves(plan: FleetPlan, first: list[pulumi.Resource],
     registered, so they keep their objects). `on_recorded(spoke)` runs once a spoke's
     anchors are applied (components.spoke). `parent`: the component the fleet is
     registered in (the package's Fleet); None in the program, whose stack is the parent.
-    `typed_held`: per spoke, the typed CRDs the state holds and would delete
-    (fleet.held_typed)."""
+    `typed_held`: per spoke, the typed resources of held objects the state holds and
+    would delete (fleet.held_typed)."""
     typed_held = typed_held or {}
     reg = Registered()
     after = first

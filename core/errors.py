@@ -31,8 +31,9 @@
      │    │                     the spoke, what was left as it was, the way on
      │    ├── CrdsNotApplied        a component's CRDs were not applied, Established or
      │    │                         (deleteCrdsOnDestroy) deleted
-     │    ├── RbacNotApplied        a component's ClusterRoles and ClusterRoleBindings
-     │    │                         were not applied or deleted (lifecycle.held_rbac)
+     │    ├── ObjectsNotApplied     the objects a holding step holds (cluster RBAC,
+     │    │                         namespaced objects) were not applied, read or
+     │    │                         deleted (lifecycle.held_objects)
      │    └── WebhookConfigurationsLeft  an install's webhook configurations could not
      │                                   be deleted before their webhooks
      └── Refused                a command will not act as asked: why, and what to do

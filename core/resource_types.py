@@ -22,7 +22,16 @@ DYNAMIC_PREFIX = "pulumi-python:dynamic/knative-fleet:"
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 CLUSTER_ROLE_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
 CLUSTER_ROLE_BINDING_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
-HELD_TYPES = (CRD_TYPE, CLUSTER_ROLE_TYPE, CLUSTER_ROLE_BINDING_TYPE)
+# ... and a ServiceAccount, Role, RoleBinding, Service, HorizontalPodAutoscaler or
+# PodDisruptionBudget (fleet.held_namespaced).
+SERVICE_ACCOUNT_TYPE = "kubernetes:core/v1:ServiceAccount"
+ROLE_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
+ROLE_BINDING_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+SERVICE_TYPE = "kubernetes:core/v1:Service"
+HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
+HELD_TYPES = (CRD_TYPE, CLUSTER_ROLE_TYPE, CLUSTER_ROLE_BINDING_TYPE, SERVICE_ACCOUNT_TYPE,
+              ROLE_TYPE, ROLE_BINDING_TYPE, SERVICE_TYPE, HPA_TYPE, PDB_TYPE)
 # What a Kubernetes provider's `DiffConfig` compares, as the offline review models it.
 PROVIDER_KEYS = ("clusterIdentifier", "deleteUnreachable", "enableConfigMapMutable",
                  "enableSecretMutable", "enableServerSideApply", "kubeconfig")
@@ -69,7 +78,10 @@ CRDS_FIRST = DynamicKind("CustomResourceDefinitionsFirst", ("spoke", "crds", "di
 # Applies and holds a component's ClusterRoles and ClusterRoleBindings (fleet.held_rbac):
 # it applies them again when the objects it holds change.
 CLUSTER_RBAC = DynamicKind("ClusterRbac", ("spoke", "objects", "digest"))
+# Applies and holds a component's namespaced ServiceAccounts, Roles, RoleBindings,
+# Services, autoscalers and disruption budgets (fleet.held_namespaced), after its anchor.
+NAMESPACED_OBJECTS = DynamicKind("NamespacedObjects", ("spoke", "objects", "digest"))
 
 DYNAMIC_KINDS = (MEMBERSHIP, WAVE_GATE, APPROVAL_GATE, AGGREGATED_ROLE_GUARD,
                  AGGREGATED_ROLE_SWEEP, SPOKE_OWNER_GUARD, WEBHOOKS_FIRST, CRDS_FIRST,
-                 CLUSTER_RBAC)
+                 CLUSTER_RBAC, NAMESPACED_OBJECTS)

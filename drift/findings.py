@@ -1,17 +1,19 @@
 """What drifted, read from Pulumi's own refresh preview.
 
-`pulumi refresh --preview-only --json` reads every object of the stack from its
-spoke and compares it with the state (what the stack applied), without changing the
-state. A step `delete` is an object that is gone from the spoke; a step `update` is an
-object whose live fields differ, and its `detailedDiff` names the fields. The Kubernetes
+`pulumi refresh --preview-only --json` reads every object of the stack from its spoke
+and compares it with the state (what the stack applied), without changing the state. A
+step `delete` is an object that is gone from the spoke; a step `update` is an object
+whose live fields differ, and its `detailedDiff` names the fields. The Kubernetes
 provider compares only what the stack wrote, so fields the cluster owns (status,
 defaults) are not drift, nor are the fields the cluster writes into what the stack
 applied (knative.server_owned: Knative's webhook's rules and CA, aggregated rules).
 Steps of resources that are not Kubernetes objects (the provider, the fleet's own
 bookkeeping) are left out, but for the steps that hold objects: a component's CRDs-first
 step holds its CRDs (fleet.crds_first), its cluster-RBAC step its ClusterRoles and
-ClusterRoleBindings (fleet.held_rbac), and the refresh of each names those whose applied
-fields changed or that are gone (`drifted`).
+ClusterRoleBindings (fleet.held_rbac), its namespaced-objects step its ServiceAccounts,
+Roles, RoleBindings, Services, autoscalers and disruption budgets
+(fleet.held_namespaced), and the refresh of each names those whose applied fields
+changed or that are gone (`drifted`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-from core.resource_types import CLUSTER_RBAC, CRDS_FIRST
+from core.resource_types import CLUSTER_RBAC, CRDS_FIRST, NAMESPACED_OBJECTS
 from knative.server_owned import server_owned_fields
 
 DELETED = "deleted"
@@ -137,12 +139,13 @@ def _values(step: Mapping, fields: tuple[str, ...]) -> tuple[tuple[str, str, str
 
 CRD_KIND = "CustomResourceDefinition"
 # The steps that hold objects, and the output that lists what each holds.
-HOLDING_STEPS = {CRDS_FIRST.type: "crds", CLUSTER_RBAC.type: "objects"}
+HOLDING_STEPS = {CRDS_FIRST.type: "crds", CLUSTER_RBAC.type: "objects",
+                 NAMESPACED_OBJECTS.type: "objects"}
 
 
 def _held(step: Mapping, report: DriftReport) -> None:
     """A holding step's refresh: each object it holds checked, the drifted ones named (a
-    CRD by its name, a cluster-RBAC object by `Kind/name`)."""
+    CRD by its name, another object by `Kind/name` or `Kind/namespace/name`)."""
     spoke = _spoke(step)
     old_state = step.get("oldState") or {}
     old = old_state.get("outputs") or {}
@@ -152,9 +155,11 @@ def _held(step: Mapping, report: DriftReport) -> None:
     for drift in new.get("drifted") or []:
         change = DELETED if drift.get("change") == "deleted" else CHANGED
         name = str(drift.get("name"))
-        kind, _, rest = name.partition("/")
-        kind, name = (kind, rest) if rest else (CRD_KIND, name)
-        report.drifts.append(Drift(spoke, kind, "", name, change,
+        parts = name.split("/", 2)
+        kind, namespace, name = (
+            (CRD_KIND, "", name) if len(parts) == 1
+            else (parts[0], "", parts[1]) if len(parts) == 2 else tuple(parts))
+        report.drifts.append(Drift(spoke, kind, namespace, name, change,
                                    ("the fields the fleet applied",) if change == CHANGED
                                    else ()))
 

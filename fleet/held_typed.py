@@ -1,31 +1,33 @@
-"""Which typed resources of objects a step now holds a run still registers, as plain
-data.
+"""Which typed resources of objects a step now holds a run still registers, as plain data.
 
 A component's CRDs are held in the state by its CRDs-first step (fleet.crds_first), its
-ClusterRoles and ClusterRoleBindings by its cluster-RBAC step (fleet.held_rbac): their
-names, a digest, the bodies once, compressed; not as typed resources, which keep each
-object three times (inputs, live object, a copy of the inputs), written again at every
-checkpoint. A state an earlier release wrote still holds the typed resources, and the
-engine deletes from the spoke whatever leaves the program unless the state says to keep
-it (`retainOnDelete`). So:
+ClusterRoles and ClusterRoleBindings by its cluster-RBAC step (fleet.held_rbac), its
+ServiceAccounts, Roles, RoleBindings and Services by its namespaced-objects step
+(fleet.held_namespaced): their names, a digest, the bodies once, compressed; not as
+typed resources, which keep each object three times (inputs, live object, a copy of the
+inputs), written again at every checkpoint. A state an earlier release wrote still holds
+the typed resources, and the engine deletes from the spoke whatever leaves the program
+unless the state says to keep it (`retainOnDelete`). So:
 
 - a typed resource the state keeps (`retainOnDelete`: a CRD with the default
   `deleteCrdsOnDestroy: false`) leaves the program: the engine takes it out of the
   state, the object stays;
 - a typed resource the state would delete (a CRD with `deleteCrdsOnDestroy: true`, every
-  typed ClusterRole and ClusterRoleBinding) is registered once more, as it is, but kept
-  on delete, after its step; the next run lets it go.
+  other typed resource of a held object) is registered once more, as it is, but kept on
+  delete, after its step; the next run lets it go.
 
 This release writes no such typed resource the state would delete. The stack output
-`typedHeld` names the types of which the run that wrote it registered none: a later run
-of this release then reads no state. Without it, or naming fewer types (a first run, an
-earlier release's state, a run that kept some), the run reads the state (`pulumi stack
-export`) to know which typed resources it holds and how.
+`typedHeld` names the types of which the run that wrote it registered none once more (a
+typed resource of the same type that no step holds, the Secret reads' Role, is the
+program's own and stays): a later run of this release then reads no state. Without it,
+or naming fewer types (a first run, an earlier release's state, a run that kept some),
+the run reads the state (`pulumi stack export`) to know which typed resources it holds
+and how.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from core.resource_types import CRD_TYPE, HELD_TYPES
@@ -49,10 +51,16 @@ def _resource_name(urn: str) -> str:
     return parts[3] if len(parts) == 4 else ""
 
 
+def typed_key(type_token: str, name: str) -> str:
+    """One typed resource by its type and its resource name (a ServiceAccount, a Service
+    and a Deployment of the same name share the resource name `<spoke>:<ns>/<name>`)."""
+    return f"{type_token}::{name}"
+
+
 def typed_deleted_with_state(export: Mapping[str, Any]) -> dict[str, frozenset[str]]:
-    """{spoke: resource names}: the typed resources of the held types in a `pulumi stack
-    export` document that the engine would delete from the spoke if the program let them
-    go (no `retainOnDelete`). Resource names are `<spoke>:<name>`."""
+    """{spoke: typed_key of each}: the typed resources of the held types in a `pulumi
+    stack export` document that the engine would delete from the spoke if the program let
+    them go (no `retainOnDelete`). Resource names are `<spoke>:<name>`."""
     out: dict[str, set[str]] = {}
     for resource in ((export.get("deployment") or {}).get("resources") or []):
         if resource.get("type") not in HELD_TYPES or resource.get("retainOnDelete"):
@@ -60,11 +68,11 @@ def typed_deleted_with_state(export: Mapping[str, Any]) -> dict[str, frozenset[s
         name = _resource_name(str(resource.get("urn", "")))
         spoke, sep, _ = name.partition(":")
         if sep and spoke:
-            out.setdefault(spoke, set()).add(name)
+            out.setdefault(spoke, set()).add(typed_key(str(resource["type"]), name))
     return {spoke: frozenset(names) for spoke, names in out.items()}
 
 
-def held(typed: Mapping[str, Iterable[str]]) -> list[str] | None:
-    """The `typedHeld` output of a run that registers `typed`: HELD_TYPES when it is
-    none, else None."""
-    return None if any(list(names) for names in typed.values()) else list(HELD_TYPES)
+def held(registered: int) -> list[str] | bool:
+    """The `typedHeld` output of a run that registers `registered` typed resources of
+    held objects once more: HELD_TYPES when it is none, else False."""
+    return False if registered else list(HELD_TYPES)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fleet import crds_first, held_rbac
+from fleet import crds_first, held_namespaced, held_rbac
 from fleet.plan import AggregatedRoleGuard, ComponentInstall, PlannedObject, PlannedStage, Role
 from knative import crd_defaults, manifests
 from knative.aggregated_roles import feeders_by_role, is_aggregated
@@ -113,7 +113,10 @@ def component_install(spoke: str, plan: InstallPlan, gated: bool,
         crds_first=crds_first.step_name(spoke, plan.namespace)
         if any(s.name is Stage.CRDS and s.objects for s in plan.stages) else None,
         cluster_rbac=held_rbac.step_name(spoke, plan.namespace)
-        if any(held_rbac.is_held(s.stage, o) for s in stages for o in s.objects) else None)
+        if any(held_rbac.is_held(s.stage, o) for s in stages for o in s.objects) else None,
+        namespaced_objects=held_namespaced.step_name(spoke, plan.namespace)
+        if any(held_namespaced.is_held(s.stage, o) for s in stages for o in s.objects)
+        else None)
 
 
 def _stage_object(spoke: str, plan: InstallPlan, stage: InstallStage, obj: dict,

@@ -86,6 +86,9 @@ class ComponentInstall:
     # The resource that applies the component's ClusterRoles and ClusterRoleBindings
     # (fleet.held_rbac, components.held_rbac); None: the component has none to hold.
     cluster_rbac: str | None = None
+    # The resource that applies the component's ServiceAccounts, Roles, RoleBindings and
+    # Services (fleet.held_namespaced); None: the component has none to hold.
+    namespaced_objects: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,12 @@ def crd_key(body: Mapping[str, Any]) -> str:
 
 
 def kind_key(body: Mapping[str, Any]) -> str:
-    """An object by `Kind/name` (a ClusterRole and its binding share a name)."""
-    return f"{body['kind']}/{body['metadata']['name']}"
+    """An object by `Kind/name`, or `Kind/namespace/name` (a ClusterRole and its binding
+    share a name; a ServiceAccount and a Service too)."""
+    meta = body["metadata"]
+    namespace = meta.get("namespace")
+    return (f"{body['kind']}/{namespace}/{meta['name']}" if namespace
+            else f"{body['kind']}/{meta['name']}")
 
 
 def held_bodies(state: Mapping[str, Any]) -> list[dict[str, Any]]:

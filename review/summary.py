@@ -20,6 +20,7 @@ from core.resource_types import (
     CRD_TYPE,
     CRDS_FIRST,
     HELD_TYPES,
+    NAMESPACED_OBJECTS,
     SPOKE_TYPE,
     STACK_TYPE,
 )
@@ -158,12 +159,19 @@ def _stack_outputs(steps: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 # The steps that hold objects, and how each names one (review.held_objects).
-HOLDING_KEYS = {CRDS_FIRST.type: crd_key, CLUSTER_RBAC.type: kind_key}
+HOLDING_KEYS = {CRDS_FIRST.type: crd_key, CLUSTER_RBAC.type: kind_key,
+                NAMESPACED_OBJECTS.type: kind_key}
+# What each step that holds objects other than CRDs names them as, in the review.
+HELD_NAMES = {CLUSTER_RBAC.type: "ClusterRole(s) and ClusterRoleBinding(s)",
+              NAMESPACED_OBJECTS.type: "ServiceAccount(s), Role(s), RoleBinding(s), "
+                                       "Service(s), autoscaler(s) and disruption "
+                                       "budget(s)"}
 
 
 def _typed_rbac(steps: list[Mapping[str, Any]]) -> dict[tuple[str | None, str], dict]:
-    """{(spoke, "Kind/name"): inputs} of the typed ClusterRoles and ClusterRoleBindings the
-    run still registers (a state of an earlier release: fleet.held_typed)."""
+    """{(spoke, key): inputs} of the typed resources of objects a step holds that the
+    run still registers (a state of an earlier release: fleet.held_typed), keyed as the
+    step keys them (review.held_objects.kind_key)."""
     out = {}
     for step in steps:
         new = step.get("newState") or {}
@@ -171,7 +179,8 @@ def _typed_rbac(steps: list[Mapping[str, Any]]) -> dict[tuple[str | None, str], 
         name = (inputs.get("metadata") or {}).get("name")
         if new.get("type") in HELD_TYPES[1:] and step.get("op") != "delete" and name:
             spoke = resource({"urn": step.get("urn"), "newState": new}).spoke
-            out[(spoke, f"{str(new['type']).rsplit(':', 1)[-1]}/{name}")] = inputs
+            kind = str(new["type"]).rsplit(":", 1)[-1]
+            out[(spoke, kind_key({**inputs, "kind": kind}))] = inputs
     return out
 
 
@@ -218,7 +227,7 @@ def _changes(steps: list[Mapping[str, Any]]) -> list[tuple[ObjectChange, dict, d
         crds = crd_changes(old, new) if res.type == CRDS_FIRST.type and op in (
             "created", "updated") else ()
         roles = _taken_over(rbac_changes(old, new), res.spoke, typed, new) \
-            if res.type == CLUSTER_RBAC.type and op in ("created", "updated") else ()
+            if res.type in HELD_NAMES and op in ("created", "updated") else ()
         out.append((ObjectChange(res, op, tuple(fields), tuple(reasons), kept, crds, roles),
                      old, new))
     return sorted(out, key=lambda c: _order(c[0]))
@@ -342,17 +351,19 @@ def _object_problems(spoke: str | None, objects: list[ObjectChange],
     if again:
         out.append(Problem("crds", spoke, f"{len(again)} drifted CRD(s) applied again",
                            tuple(again)))
-    for op in ("created", "updated", "replaced", "removed", "reapplied", "taken over"):
-        roles = [name for o in objects for what, name in o.roles if what == op]
-        if roles:
-            what = {"replaced": "replaced (a binding's roleRef changed: deleted, then "
-                                "created again)",
-                    "removed": "deleted: no longer in the release",
-                    "reapplied": "drifted, applied again",
-                    "taken over": "taken over from their typed resources, unchanged"
-                    }.get(op, op)
-            out.append(Problem("rbac", spoke, f"{len(roles)} ClusterRole(s) and "
-                               f"ClusterRoleBinding(s) {what}", tuple(roles)))
+    for step_type, names in HELD_NAMES.items():
+        for op in ("created", "updated", "replaced", "removed", "reapplied", "taken over"):
+            roles = [name for o in objects if o.resource.type == step_type
+                     for what, name in o.roles if what == op]
+            if roles:
+                what = {"replaced": "replaced (a binding's roleRef changed: deleted, then "
+                                    "created again)",
+                        "removed": "deleted: no longer in the release",
+                        "reapplied": "drifted, applied again",
+                        "taken over": "taken over from their typed resources, unchanged"
+                        }.get(op, op)
+                out.append(Problem("rbac", spoke, f"{len(roles)} {names} {what}",
+                                   tuple(roles)))
     released = [o.resource.name for o in objects if o.resource.type == CRD_TYPE and o.kept]
     if released:
         out.append(Problem("crds", spoke, f"{len(released)} typed CRD resource(s) leave the "
@@ -360,9 +371,11 @@ def _object_problems(spoke: str | None, objects: list[ObjectChange],
                            tuple(released)))
     released = [o.resource.name for o in objects if o.resource.type != CRD_TYPE and o.kept]
     if released:
-        out.append(Problem("rbac", spoke, f"{len(released)} typed ClusterRole and "
-                           "ClusterRoleBinding resource(s) leave the state; the objects stay "
-                           "on the spoke, held by their cluster-RBAC step", tuple(released)))
+        out.append(Problem("rbac", spoke, f"{len(released)} typed resource(s) of objects a "
+                           "step holds (ClusterRoles, their bindings, ServiceAccounts, Roles, "
+                           "RoleBindings, Services, autoscalers, disruption budgets) leave "
+                           "the state; the objects stay on the "
+                           "spoke, held by their step", tuple(released)))
     return out
 
 

@@ -29,6 +29,7 @@ from core.resource_types import (
     CRDS_FIRST,
     MEMBERSHIP,
     MEMBERSHIP_NAME,
+    NAMESPACED_OBJECTS,
     PROVIDER_KEYS,
     PROVIDER_TYPE,
     SPOKE_OWNER_GUARD,
@@ -38,9 +39,9 @@ from core.resource_types import (
     WEBHOOKS_FIRST,
     DynamicKind,
 )
-from fleet import crds_first, held_rbac
+from fleet import crds_first, held_namespaced, held_rbac
 from fleet import waves as planned_waves
-from fleet.held_typed import state_needs_reading, typed_deleted_with_state
+from fleet.held_typed import state_needs_reading, typed_deleted_with_state, typed_key
 from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role, SpokeInstall, SpokePlan
 from knative import manifests
 from knative.plan import Stage
@@ -204,15 +205,14 @@ def _crds_first(walk: _Walk, component: ComponentInstall, spoke: str, spoke_urn:
     return op
 
 
-def _cluster_rbac(walk: _Walk, component: ComponentInstall, spoke: str, spoke_urn: str,
-                  inputs: Mapping[str, Any]) -> str:
-    """The cluster-RBAC step: an update also when a refresh found drift
-    (components.held_rbac's diff)."""
-    assert component.cluster_rbac is not None
-    urn = walk.urn(CLUSTER_RBAC.type, component.cluster_rbac, spoke_urn)
+def _holding(walk: _Walk, kind: DynamicKind, name: str, spoke_urn: str,
+             inputs: Mapping[str, Any]) -> str:
+    """A cluster-RBAC or namespaced-objects step: an update also when a refresh found
+    drift (components.dynamic_provider.HoldingProvider's diff)."""
+    urn = walk.urn(kind.type, name, spoke_urn)
     old = walk.state.resources.get(urn)
     outputs = (old or {}).get("outputs") or {}
-    op = _dynamic(walk, CLUSTER_RBAC, component.cluster_rbac, spoke_urn, inputs)
+    op = _dynamic(walk, kind, name, spoke_urn, inputs)
     if op == "same" and outputs.get("drifted"):
         walk.steps[-1]["op"] = op = "update"
     return op
@@ -252,23 +252,36 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
                                                               connection, timeout)))
                 # Typed only while the state holds them so (fleet.held_typed).
                 for obj in stage.objects:
-                    if obj.name in walk.typed_held.get(spoke.name, ()):
+                    if typed_key(obj.type_token, obj.name) in walk.typed_held.get(spoke.name, ()):
                         ops.append(_object(walk, spoke_urn, obj, obj.registered_body,
                                            forced)[1])
                 continue
             if stage.stage is Stage.CLUSTER and component.cluster_rbac is not None:
-                ops.append(_cluster_rbac(walk, component, spoke.name, spoke_urn,
-                                         held_rbac.step_inputs(component, spoke.name,
-                                                               connection, timeout)))
+                assert component.cluster_rbac is not None
+                ops.append(_holding(walk, CLUSTER_RBAC, component.cluster_rbac, spoke_urn,
+                                    held_rbac.step_inputs(component, spoke.name, connection,
+                                                          timeout)))
+            if stage.stage is Stage.NAMESPACED and component.namespaced_objects is not None:
+                inputs = held_namespaced.step_inputs(
+                    component, spoke.name, connection, timeout,
+                    manifests.owner_reference(anchor, uid))
+                if uid == UNKNOWN:  # the bodies need the anchor's uid: known after apply
+                    inputs = {**inputs, "digest": UNKNOWN, "manifest": UNKNOWN}
+                ops.append(_holding(walk, NAMESPACED_OBJECTS, component.namespaced_objects,
+                                    spoke_urn, inputs))
             for obj in stage.objects:
                 if obj.role is Role.AGGREGATED:
                     continue  # registered with its guard above
-                if (component.cluster_rbac is not None
-                        and held_rbac.is_held(stage.stage, obj)):
+                if ((component.cluster_rbac is not None
+                        and held_rbac.is_held(stage.stage, obj))
+                        or (component.namespaced_objects is not None
+                            and held_namespaced.is_held(stage.stage, obj))):
                     # Typed only while the state holds them so (fleet.held_typed).
-                    if obj.name in walk.typed_held.get(spoke.name, ()):
-                        ops.append(_object(walk, spoke_urn, obj, obj.registered_body,
-                                           forced)[1])
+                    if typed_key(obj.type_token, obj.name) in walk.typed_held.get(spoke.name, ()):
+                        body = (manifests.with_owner(obj.registered_body,
+                                                     manifests.owner_reference(anchor, uid))
+                                if obj.owned else obj.registered_body)
+                        ops.append(_object(walk, spoke_urn, obj, body, forced)[1])
                     continue
                 body = obj.registered_body
                 if obj.owned:

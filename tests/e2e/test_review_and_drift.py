@@ -6,7 +6,8 @@ applied, a minor upgrade of two spokes, a removed spoke and an unreachable spoke
 with its key lines; three hand edits on one spoke reported with spoke, object and field, and
 two on CRDs its CRDs-first step holds (a label the fleet applied, a CRD deleted) and
 two on objects its cluster-RBAC step holds (a ClusterRole's rules, a ClusterRoleBinding
-deleted), repaired, the untouched spoke clean.
+deleted) and one its namespaced-objects step holds (a ServiceAccount deleted), repaired,
+the untouched spoke clean.
 
 The tests share one stack (Serving only: the reports need nothing more) in file order."""
 
@@ -271,6 +272,8 @@ ADDED_KEY = "registries-skipping-tag-resolving"  # a key of config-deployment's 
 # Held by Serving's cluster-RBAC step (fleet.held_rbac).
 HELD_ROLE = "knative-serving-activator-cluster"
 HELD_BINDING = "knative-serving-controller-admin"
+# Held by Serving's namespaced-objects step (fleet.held_namespaced).
+HELD_ACCOUNT = "controller"
 
 
 def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
@@ -298,11 +301,15 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     rbac.patch_cluster_role(HELD_ROLE, {"rules": [{"apiGroups": [""], "resources": ["pods"],
                                                    "verbs": ["get"]}]})
     rbac.delete_cluster_role_binding(HELD_BINDING)
+    # A ServiceAccount held by the namespaced-objects step, deleted.
+    core.delete_namespaced_service_account(HELD_ACCOUNT, "knative-serving")
     code, printed, out = run_tool(world, "drift")
     assert code == 1, printed
     assert (f"ClusterRole {HELD_ROLE} changed: the fields the fleet applied" in printed
-            and f"ClusterRoleBinding {HELD_BINDING} was deleted" in printed), printed
-    assert ("spoke-1: 7 object(s) drifted" in printed
+            and f"ClusterRoleBinding {HELD_BINDING} was deleted" in printed
+            and f"ServiceAccount knative-serving/{HELD_ACCOUNT} was deleted" in printed
+            ), printed
+    assert ("spoke-1: 8 object(s) drifted" in printed
             and "CustomResourceDefinition services.serving.knative.dev changed: the fields "
                 "the fleet applied" in printed
             and "CustomResourceDefinition domainmappings.serving.knative.dev was deleted"
@@ -315,7 +322,7 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     assert "spoke-2: no drift" in printed, printed
     assert ADDED_KEY not in printed, printed
     found = json.loads(Path(out, "drift.json").read_text())["drift"]
-    assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 7
+    assert {d["spoke"] for d in found} == {"spoke-1"} and len(found) == 8
     assert ADDED_KEY not in json.dumps(found)
     res = world["stack"].up("--refresh")
     assert res.ok, res.why
@@ -329,3 +336,4 @@ def test_three_hand_edits_are_reported_and_repaired(world: dict) -> None:
     assert ext.read_custom_resource_definition("domainmappings.serving.knative.dev")
     assert rbac.read_cluster_role(HELD_ROLE).rules == rules
     assert rbac.read_cluster_role_binding(HELD_BINDING).role_ref.name
+    assert core.read_namespaced_service_account(HELD_ACCOUNT, "knative-serving").metadata.uid

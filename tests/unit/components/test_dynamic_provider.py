@@ -9,7 +9,7 @@ from components import (
     aggregated_role_guard,
     approval_gate,
     crds_first,
-    held_rbac,
+    held_objects,
     membership,
     owner_guard,
     wave_gate,
@@ -28,7 +28,9 @@ RESOURCES = [
     (owner_guard.SpokeOwnerGuard, owner_guard._Provider, types.SPOKE_OWNER_GUARD),
     (webhooks_first.WebhookConfigurationsFirst, webhooks_first._Provider, types.WEBHOOKS_FIRST),
     (crds_first.CustomResourceDefinitionsFirst, crds_first._Provider, types.CRDS_FIRST),
-    (held_rbac.ClusterRbac, held_rbac._Provider, types.CLUSTER_RBAC),
+    (held_objects.ClusterRbac, held_objects._ClusterRbacProvider, types.CLUSTER_RBAC),
+    (held_objects.NamespacedObjects, held_objects._NamespacedProvider,
+     types.NAMESPACED_OBJECTS),
 ]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.resource_types import CLUSTER_RBAC
+from core.resource_types import CLUSTER_RBAC, NAMESPACED_OBJECTS
 from drift.__main__ import main
 from drift.findings import CHANGED, DELETED, findings, value_at, with_refreshed
 from review import preview
@@ -135,3 +135,22 @@ def test_the_objects_a_cluster_rbac_step_holds_are_checked_and_drift_named() -> 
     assert [d.line() for d in report.drifts] == [
         "spoke-1: ClusterRole x changed: the fields the fleet applied",
         "spoke-1: ClusterRoleBinding y was deleted"]
+
+
+def test_the_objects_a_namespaced_objects_step_holds_are_named_with_their_namespace() -> None:
+    """A NamespacedObjects refresh: each drifted object named by kind, namespace and name
+    (`Kind/namespace/name` in the step's `drifted`)."""
+    urn = ("urn:pulumi:s::knative-fleet::knative-fleet:index:Spoke$"
+           f"{NAMESPACED_OBJECTS.type}::spoke-1:knative-serving/namespaced-objects")
+    old = {"type": NAMESPACED_OBJECTS.type, "outputs": {
+        "objects": ["ServiceAccount/knative-serving/controller",
+                    "Service/knative-serving/activator-service"]}}
+    new = {**old, "outputs": {**old["outputs"], "drifted": [
+        {"name": "Service/knative-serving/activator-service", "change": "deleted"}]}}
+    report = findings({"steps": [{"op": "update", "urn": urn, "oldState": old,
+                                  "newState": new}]})
+    assert report.checked == {"spoke-1": 2}
+    assert [(d.kind, d.namespace, d.name, d.change) for d in report.drifts] == [
+        ("Service", "knative-serving", "activator-service", DELETED)]
+    assert [d.line() for d in report.drifts] == [
+        "spoke-1: Service knative-serving/activator-service was deleted"]

@@ -1,7 +1,7 @@
 """The cluster-RBAC step as plain data: each component's step holds exactly its
 non-aggregated ClusterRoles and ClusterRoleBindings of the cluster stage, in order, the
 bodies packed with the apply annotations and named `Kind/name`, the same digest in every
-process; `typed_rbac_kept` registers them all typed again."""
+process; `typed_kept` registers them all typed again."""
 
 from __future__ import annotations
 
@@ -99,12 +99,19 @@ def test_the_same_plan_gives_the_same_digest_and_another_release_another() -> No
     assert first[("spoke-a", "serving")] != first[("spoke-b", "serving")]
 
 
-def test_typed_rbac_kept_drops_every_step_and_says_so(plan) -> None:
-    kept = held_rbac.typed_rbac_kept(plan)
-    assert [c.cluster_rbac for _, c in _components(kept)] == [None] * len(_components(plan))
+def test_typed_kept_drops_every_step_and_says_so(plan) -> None:
+    kept = held_rbac.typed_kept(plan)
+    assert [(c.cluster_rbac, c.namespaced_objects) for _, c in _components(kept)] == [
+        (None, None)] * len(_components(plan))
     # Only the step goes: the rest of each component is as planned.
     assert [(c.stages, c.crds_first) for _, c in _components(kept)] == [
         (c.stages, c.crds_first) for _, c in _components(plan)]
     assert all(c.cluster_rbac for _, c in _components(plan))  # the plan itself is unchanged
-    assert held_rbac.keeps_typed_rbac(kept) is True
-    assert held_rbac.keeps_typed_rbac(plan) is False
+    assert held_rbac.keeps_typed(kept) is True
+    assert held_rbac.keeps_typed(plan) is False
+    # Either step alone kept typed is enough to say so.
+    import dataclasses
+    one = {n: dataclasses.replace(s, install=dataclasses.replace(s.install, components=tuple(
+        dataclasses.replace(c, namespaced_objects=None) for c in s.install.components)))
+        for n, s in plan.spokes.items()}
+    assert held_rbac.keeps_typed(dataclasses.replace(plan, spokes=one)) is True

@@ -20,6 +20,7 @@ from fleet.held_typed import (
     held,
     state_needs_reading,
     typed_deleted_with_state,
+    typed_key,
 )
 
 URN = "urn:pulumi:prod::knative-fleet::knative-fleet:index:Spoke${}::{}"
@@ -51,10 +52,11 @@ EXPORT = {"version": 3, "deployment": {"resources": [
 
 def test_only_typed_held_the_engine_would_delete_are_kept() -> None:
     assert typed_deleted_with_state(EXPORT) == {
-        "spoke-1": frozenset({"spoke-1:brokers.eventing.knative.dev"}),
-        "spoke-2": frozenset({"spoke-2:services.serving.knative.dev",
-                              "spoke-2:knative-serving-admin",
-                              "spoke-2:knative-serving-controller-admin"})}
+        "spoke-1": frozenset({typed_key(CRD_TYPE, "spoke-1:brokers.eventing.knative.dev")}),
+        "spoke-2": frozenset({
+            typed_key(CRD_TYPE, "spoke-2:services.serving.knative.dev"),
+            typed_key(CLUSTER_ROLE_TYPE, "spoke-2:knative-serving-admin"),
+            typed_key(CLUSTER_ROLE_BINDING_TYPE, "spoke-2:knative-serving-controller-admin")})}
     assert typed_deleted_with_state({"version": 3, "deployment": {}}) == {}
     assert typed_deleted_with_state({}) == {}
 
@@ -68,8 +70,8 @@ def test_the_last_outputs_say_whether_the_state_is_read() -> None:
     assert state_needs_reading({"crdsHeld": True})
     assert state_needs_reading({HELD_OUTPUT: [CRD_TYPE]})
     assert not state_needs_reading({HELD_OUTPUT: list(HELD_TYPES)})
-    assert held({}) == held({"spoke-1": frozenset()}) == list(HELD_TYPES)
-    assert held({"spoke-1": frozenset({"spoke-1:a"})}) is None
+    assert held(0) == list(HELD_TYPES)
+    assert held(1) is False
 
 
 def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:

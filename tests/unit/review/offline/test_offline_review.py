@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.resource_types import CLUSTER_RBAC, HELD_TYPES
+from core.resource_types import CLUSTER_RBAC, HELD_TYPES, NAMESPACED_OBJECTS
 from lab.paths import REPO
 from review.__main__ import main
 from review.offline import markdown, review_offline
@@ -71,10 +71,10 @@ def test_the_config_of_the_last_run_changes_nothing(files: dict[str, Path]) -> N
     configure(files, BASE)
     got = run(files)
     assert got.summary.ok and got.summary.noop, objects(got)
-    # the stack, the membership, 2 x 147 (141 objects, four of them the identity's Secret
+    # the stack, the membership, 2 x 97 (89 objects, four of them the identity's Secret
     # reads, the components' two webhook-configuration removers, their two CRDs-first
-    # steps and their two cluster-RBAC steps)
-    assert got.summary.same == 296
+    # steps, their two cluster-RBAC steps and their two namespaced-objects steps)
+    assert got.summary.same == 196
 
 
 def test_a_config_key_updates_one_configmap_with_its_field(files: dict[str, Path]) -> None:
@@ -123,9 +123,13 @@ def test_a_spoke_selected_by_label_is_created_whole(files: dict[str, Path]) -> N
     assert spoke.name == "spoke-3" and spoke.added
     assert {o.op for o in spoke.objects} == {"created"}
     kinds = {o.resource.kind for o in spoke.objects}
-    assert {"Spoke", "Provider", "AggregatedRoleSweep", "ClusterRbac", "Deployment"} <= kinds
-    # Its ClusterRoleBindings are held by the cluster-RBAC steps, not typed.
-    assert "ClusterRoleBinding" not in kinds
+    assert {"Spoke", "Provider", "AggregatedRoleSweep", "ClusterRbac", "NamespacedObjects",
+            "Deployment"} <= kinds
+    # Its ClusterRoleBindings are held by the cluster-RBAC steps, its ServiceAccounts,
+    # Services, autoscalers and disruption budgets by the namespaced-objects steps, not
+    # typed.
+    assert not kinds & {"ClusterRoleBinding", "ServiceAccount", "Service",
+                        "HorizontalPodAutoscaler", "PodDisruptionBudget"}, kinds
     assert [o.resource.kind for o in got.summary.fleet] == ["FleetMembership"]
     assert any(u.key == "newSpokes" and "spoke-3" in u.text for u in got.unknown)
 
@@ -135,7 +139,7 @@ def test_a_removed_entry_deletes_everything_of_its_spoke(files: dict[str, Path])
     got = run(files)
     [spoke] = got.summary.spokes
     assert spoke.name == "spoke-2" and spoke.removed
-    assert {o.op for o in spoke.objects} == {"deleted"} and len(spoke.objects) == 147
+    assert {o.op for o in spoke.objects} == {"deleted"} and len(spoke.objects) == 97
 
 
 def test_an_unreachable_spoke_fails_the_review_and_deletes_nothing(
@@ -187,7 +191,7 @@ def test_a_state_of_the_last_release_lets_its_typed_held_go_and_deletes_nothing(
     """The state of the release before the last holds each CRD as a typed resource, kept
     on delete: the first run of this one takes them out of the state and leaves the CRDs
     on the spokes, its CRDs-first steps apply them again to record what they applied, and
-    its cluster-RBAC steps are created."""
+    its cluster-RBAC and namespaced-objects steps are created."""
     files["state"] = FIXTURES / "state-1.22-typed-crds.json.gz"
     configure(files, BASE)
     got = run(files)
@@ -196,7 +200,8 @@ def test_a_state_of_the_last_release_lets_its_typed_held_go_and_deletes_nothing(
         kinds = {(o.resource.kind, o.op, o.kept) for o in spoke.objects}
         assert kinds == {("CustomResourceDefinition", "deleted", True),
                          ("CustomResourceDefinitionsFirst", "updated", False),
-                         ("ClusterRbac", "created", False)}, kinds
+                         ("ClusterRbac", "created", False),
+                         ("NamespacedObjects", "created", False)}, kinds
     problems = {p.category: p.text for p in got.summary.needs_human}
     assert "deletes" not in problems and "namespaces" not in problems
     assert "replaces" not in problems
@@ -206,38 +211,61 @@ def test_a_state_of_the_last_release_lets_its_typed_held_go_and_deletes_nothing(
 
 def test_a_state_of_the_last_release_lets_its_typed_rbac_go_and_deletes_nothing(
         files: dict[str, Path]) -> None:
-    """The last release's state holds each ClusterRole and ClusterRoleBinding as a typed
-    resource, not kept on delete: the first run of this one creates the cluster-RBAC steps,
-    which hold exactly those objects, and registers the typed resources once more as they
-    are (kept on delete, the next run lets them go); it deletes and replaces nothing."""
+    """The last release's state holds each ClusterRole, ClusterRoleBinding and owned
+    ServiceAccount, Role, RoleBinding, Service, HorizontalPodAutoscaler and
+    PodDisruptionBudget as a typed resource, not kept on delete:
+    the first run of this one creates the cluster-RBAC and namespaced-objects steps, which
+    hold exactly those objects, and registers the typed resources once more as they are
+    (kept on delete, the next run lets them go); it deletes and replaces nothing."""
     files["state"] = FIXTURES / "state-1.22-typed-rbac.json.gz"
     configure(files, BASE)
     got = run(files)
     assert got.summary.ok
     for spoke in got.summary.spokes:
         kinds = {(o.resource.kind, o.op, o.kept) for o in spoke.objects}
-        assert kinds == {("ClusterRbac", "created", False)}, kinds
+        assert kinds == {("ClusterRbac", "created", False),
+                         ("NamespacedObjects", "created", False)}, kinds
     steps = got.document["steps"]
     assert {s["op"] for s in steps} == {"same", "create"}
     created = [s for s in steps if s["op"] == "create"]
-    assert {s["newState"]["type"] for s in created} == {CLUSTER_RBAC.type}
-    assert len(created) == 4
+    assert sorted(s["newState"]["type"] for s in created) == sorted(
+        [CLUSTER_RBAC.type] * 4 + [NAMESPACED_OBJECTS.type] * 4)
     typed = [s for s in steps if s["newState"]["type"] in HELD_TYPES]
-    # 2 x (71 held + 7 aggregated), each as the state holds it
-    assert len(typed) == 156 and {s["op"] for s in typed} == {"same"}
+    # 2 x (71 cluster RBAC + 7 aggregated + 52 owned namespaced + the Secret reads' Role
+    # and RoleBinding in each of the 2 install namespaces), each as the state holds it
+    assert len(typed) == 2 * (71 + 7 + 52 + 4) and {s["op"] for s in typed} == {"same"}
     for spoke in ("spoke-1", "spoke-2"):
-        held = {f"{s['newState']['inputs']['kind']}/{s['newState']['inputs']['metadata']['name']}"
-                for s in typed if urn_name(s["urn"]).startswith(f"{spoke}:")
-                and "aggregationRule" not in s["newState"]["inputs"]}
-        objects = [o for s in created if urn_name(s["urn"]).startswith(f"{spoke}:")
-                   for o in s["newState"]["inputs"]["objects"]]
-        assert len(held) == 71 and sorted(objects) == sorted(held)
+        inputs = [s["oldState"]["inputs"] for s in typed
+                  if urn_name(s["urn"]).startswith(f"{spoke}:")]
+        # As the state holds them: the cluster-RBAC steps' ClusterRoles and bindings (not
+        # the aggregated ones), the namespaced-objects steps' owned objects (not the
+        # Secret reads').
+        cluster = {f"{i['kind']}/{i['metadata']['name']}" for i in inputs
+                   if "namespace" not in i["metadata"] and "aggregationRule" not in i}
+        owned = {f"{i['kind']}/{i['metadata']['namespace']}/{i['metadata']['name']}"
+                 for i in inputs if i["metadata"].get("ownerReferences")}
+        for step_type, held, count in ((CLUSTER_RBAC.type, cluster, 71),
+                                       (NAMESPACED_OBJECTS.type, owned, 52)):
+            objects = [o for s in created if urn_name(s["urn"]).startswith(f"{spoke}:")
+                       and s["newState"]["type"] == step_type
+                       for o in s["newState"]["inputs"]["objects"]]
+            assert len(held) == count and sorted(objects) == sorted(held), step_type
+        # Each step holds its own component's objects.
+        for s in created:
+            if urn_name(s["urn"]).startswith(f"{spoke}:") and (
+                    s["newState"]["type"] == NAMESPACED_OBJECTS.type):
+                namespace = urn_name(s["urn"]).split(":", 1)[1].split("/", 1)[0]
+                assert {o.split("/")[1] for o in s["newState"]["inputs"]["objects"]} == {
+                    namespace}
     problems = {p.category for p in got.summary.needs_human}
     assert not problems & {"deletes", "replaces", "namespaces", "crds"}, problems
-    # The review says so: each spoke's roles and bindings are taken over unchanged, none
-    # is named created or updated.
+    # The review says so: each spoke's held objects are taken over unchanged, none is
+    # named created or updated.
     rbac = [p for p in got.summary.needs_human if p.category == "rbac"]
-    assert sorted((p.spoke, p.text.split(" ", 1)[1]) for p in rbac) == [
-        (spoke, "ClusterRole(s) and ClusterRoleBinding(s) taken over from their typed "
-                "resources, unchanged") for spoke in ("spoke-1", "spoke-2")]
-    assert all(len(p.objects) == 71 for p in rbac)
+    taken = "taken over from their typed resources, unchanged"
+    assert sorted((p.spoke, len(p.objects), p.text) for p in rbac) == sorted(
+        (spoke, count, f"{count} {names} {taken}")
+        for spoke in ("spoke-1", "spoke-2")
+        for count, names in ((71, "ClusterRole(s) and ClusterRoleBinding(s)"),
+                             (52, "ServiceAccount(s), Role(s), RoleBinding(s), "
+                                  "Service(s), autoscaler(s) and disruption budget(s)")))

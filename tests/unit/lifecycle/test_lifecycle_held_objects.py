@@ -19,7 +19,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 from core import crd_manifest
-from lifecycle import held_rbac as step
+from lifecycle import held_objects as step
 from lifecycle.applied_fields import applied_digest
 
 SUFFIXES = {"cluster_role": "ClusterRole", "cluster_role_binding": "ClusterRoleBinding"}
@@ -250,7 +250,7 @@ def test_an_object_that_never_goes_is_named_with_its_finalizers_at_the_deadline(
     rbac.live["ClusterRole/a"]["metadata"]["finalizers"] = ["example.com/keep", "other/x"]
     rbac.lingering = {"ClusterRole/a": 10**6, "ClusterRoleBinding/a": 10**6}
     clock, sleep, slept = fake_clock()
-    with pytest.raises(step.RbacNotApplied, match=(
+    with pytest.raises(step.ObjectsNotApplied, match=(
             r"^not deleted after 3 s: ClusterRole/a \(finalizers: example\.com/keep, "
             r"other/x\); ClusterRoleBinding/a \(finalizers: none\)$")):
         step.delete_all(rbac, ["ClusterRole/a", "ClusterRoleBinding/a"], timeout_s=3,
@@ -269,8 +269,8 @@ def test_a_refused_delete_is_raised() -> None:
 
 
 def test_an_object_of_a_kind_the_step_does_not_hold_is_refused() -> None:
-    with pytest.raises(step.RbacNotApplied, match="no objects of kind Role"):
-        step.delete_all(FakeRbac(), ["Role/a"])
+    with pytest.raises(step.ObjectsNotApplied, match="no objects of kind Deployment"):
+        step.delete_all(FakeRbac(), ["Deployment/knative-serving/a"])
 
 
 @pytest.fixture
@@ -384,10 +384,10 @@ def test_any_failure_to_apply_names_the_spoke_the_objects_and_the_way_on(spoke, 
         spoke["unreachable"] = OSError("connection refused")
     else:
         props["manifest"] = "not base64 gzip"
-    with pytest.raises(step.RbacNotApplied) as got:
+    with pytest.raises(step.ObjectsNotApplied) as got:
         step.apply_objects(props)
     text = str(got.value)
-    assert text.startswith("spoke 'spoke-1': could not apply the cluster RBAC objects "
+    assert text.startswith("spoke 'spoke-1': could not apply the objects "
                            "ClusterRole/a, ClusterRoleBinding/a: ")
     assert "Nothing that needs them was registered." in text
     assert "Fix:" in text and "run the command again" in text
@@ -406,8 +406,8 @@ def test_delete_deletes_every_object_and_waits_until_gone(spoke) -> None:
 def test_a_refused_delete_fails_closed_naming_the_spoke(spoke) -> None:
     props = _applied()
     spoke["rbac"].fail = 403
-    with pytest.raises(step.RbacNotApplied, match=(
-            r"(?s)^spoke 'spoke-1': could not delete the cluster RBAC objects ClusterRole/a, "
+    with pytest.raises(step.ObjectsNotApplied, match=(
+            r"(?s)^spoke 'spoke-1': could not delete the objects ClusterRole/a, "
             r"ClusterRoleBinding/a, ClusterRoleBinding/b: ApiException.*still in the state.*"
             r"Fix:")):
         step.delete_objects(props)
@@ -416,3 +416,44 @@ def test_a_refused_delete_fails_closed_naming_the_spoke(spoke) -> None:
 def test_a_step_holding_nothing_deletes_nothing(spoke) -> None:
     step.delete_objects({"spoke": "spoke-1", "objects": [], "connection": {}})
     assert "connection" not in spoke and spoke["rbac"].calls == []
+
+
+def test_a_namespaced_key_calls_the_namespaced_methods_of_the_client_that_has_them() -> None:
+    """`Kind/namespace/name`: the namespaced method of whichever client holds it (Apis),
+    with the namespace after the name; a list of a namespaced kind in its namespace."""
+    calls: list[tuple] = []
+
+    class Core:
+        def read_namespaced_service_account(self, *args: Any, **kw: Any) -> Any:
+            calls.append(("read_namespaced_service_account", args))
+            return SimpleNamespace(data=b'{"metadata": {"name": "controller"}}')
+
+        def list_namespaced_service_account(self, *args: Any, **kw: Any) -> Any:
+            return SimpleNamespace(data=b'{"items": []}')  # not labelled: read instead
+
+        def list_namespaced_service(self, *args: Any, **kw: Any) -> Any:
+            calls.append(("list_namespaced_service", args, kw.get("label_selector")))
+            return SimpleNamespace(data=json.dumps({"items": [
+                {"metadata": {"name": "activator-service",
+                              "namespace": "knative-serving"}}]}).encode())
+
+    apis = step.Apis(FakeRbac(), Core())
+    assert step.split_key("Service/knative-serving/activator-service") == (
+        "Service", "knative-serving", "activator-service")
+    assert step.split_key("ClusterRole/a") == ("ClusterRole", "", "a")
+    live = step.live_objects(apis, ["ServiceAccount/knative-serving/controller",
+                                    "Service/knative-serving/activator-service"], "app=x")
+    assert set(live) == {"ServiceAccount/knative-serving/controller",
+                         "Service/knative-serving/activator-service"}
+    assert ("list_namespaced_service", ("knative-serving",), "app=x") in calls
+    assert ("read_namespaced_service_account", ("controller", "knative-serving")) in calls
+
+
+def test_the_fields_that_cannot_change_are_a_bindings_role_and_a_services_cluster_ip() -> None:
+    """What a 422 is checked against before an object is made again."""
+    assert step.immutable(binding("b", role_name="r"))["roleRef"]["name"] == "r"
+    headless = {"kind": "Service", "metadata": {"name": "s", "namespace": "n"},
+                "spec": {"clusterIP": "None", "ports": []}}
+    assert step.immutable(headless) == {"clusterIP": "None"}
+    assert step.immutable({**headless, "spec": {"ports": []}}) == {}
+    assert step.immutable(role("a")) == {}

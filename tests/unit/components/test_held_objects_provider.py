@@ -2,7 +2,7 @@
 the bodies, an update is due when the objects or their digest change or a refresh found
 drift, an update deletes the objects that left, a refresh adds the drifted objects, and
 the delete deletes them all (the steps themselves:
-tests/unit/lifecycle/test_lifecycle_held_rbac.py)."""
+tests/unit/lifecycle/test_lifecycle_held_objects.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from components.held_rbac import _Provider
-from lifecycle import held_rbac as step
+from components.held_objects import _ClusterRbacProvider as _Provider
+from lifecycle import held_objects as step
 
 APPLIED = {"applied": {"ClusterRole/a": "d1", "ClusterRoleBinding/a": "d2"}, "selector": "k=v"}
 DRIFTED = [{"name": "ClusterRole/a", "change": "changed"}]
