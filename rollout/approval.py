@@ -39,11 +39,13 @@ APPROVALS_OUTPUT = "approvals"
 WAITING_FOR_APPROVAL = "WaitingForApproval"
 
 # What the digest leaves out of a spoke's install: how it is reached, not what runs there;
-# nor how its CRDs are held (by the CRDs-first step: fleet.crds_first, with the fields the
-# API server fills in anyway: knative.crd_defaults), so a program that holds them so asks
-# no wave for approval again.
+# nor how its objects are held (its CRDs by the CRDs-first step: fleet.crds_first, with the
+# fields the API server fills in anyway: knative.crd_defaults; its cluster RBAC and
+# namespaced objects by their steps: fleet.held_rbac, fleet.held_namespaced), so a program
+# that holds them so asks no wave for approval again.
 _REACH = frozenset({"kubeconfig", "identifier", "connection", "plugin_timeout_s",
-                    "owner_guard", "crds_first", "cluster_rbac", "server_defaults"})
+                    "owner_guard", "crds_first", "cluster_rbac", "namespaced_objects",
+                    "server_defaults"})
 
 
 def wave_digest(installs: Mapping[str, Any]) -> str:

@@ -85,6 +85,21 @@ def test_how_the_crds_are_registered_is_not_part_of_the_change():
     assert wave_digest(without) == wave_digest(installs) == main.approval.changes
 
 
+def test_which_objects_a_step_holds_is_not_part_of_the_change():
+    """A program that holds the ClusterRoles and the namespaced objects by their steps
+    (fleet.held_rbac, fleet.held_namespaced) asks its waves for no new approval: what
+    runs there is the same as when they were typed resources."""
+    planned = plan()
+    main = planned.waves[2]
+    installs = {n: planned.spokes[n].install for n in main.approval.spokes}
+    typed = {n: dataclasses.replace(i, components=tuple(
+        dataclasses.replace(c, cluster_rbac=None, namespaced_objects=None)
+        for c in i.components)) for n, i in installs.items()}
+    assert all(c.cluster_rbac and c.namespaced_objects
+               for i in installs.values() for c in i.components)
+    assert wave_digest(typed) == wave_digest(installs) == main.approval.changes
+
+
 def test_an_unreachable_spoke_of_the_wave_is_not_part_of_its_change():
     p = plan(broken={"s4": "ClusterProfileNotFound"})
     assert p.waves[2].approval.spokes == ("s3",)
