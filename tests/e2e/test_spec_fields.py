@@ -14,8 +14,10 @@ import pytest
 import yaml
 from kubernetes import client
 
+from core.resource_types import NAMESPACED_OBJECTS
 from lab.fleet import FleetStack
 from lab.handle import Lab
+from review.held_objects import rbac_changes
 from tests.support.fleet import deployments_available
 
 pytestmark = pytest.mark.e2e
@@ -184,15 +186,25 @@ def test_eventing_fields(world: dict) -> None:
     assert pdb.spec.max_unavailable == 1 and pdb.spec.min_available is None
 
 
-def changed(steps: list[dict]) -> set[tuple[str, str]]:
-    """(type, resource name) of every step that changes something."""
-    return {(s["urn"].split("::")[2].rsplit("$", 1)[-1], s["urn"].rsplit("::", 1)[-1])
-            for s in steps if s.get("op") not in ("same", "read")}
+def changed(steps: list[dict]) -> set[tuple[str, ...]]:
+    """(type, resource name) of every step that changes something; of a step that holds
+    objects (fleet.held_namespaced), with the object it changes (`Kind/namespace/name`)."""
+    out: set[tuple[str, ...]] = set()
+    for s in steps:
+        if s.get("op") in ("same", "read"):
+            continue
+        typ, name = s["urn"].split("::")[2].rsplit("$", 1)[-1], s["urn"].rsplit("::", 1)[-1]
+        held = rbac_changes(s.get("oldState") or {}, s.get("newState") or {}) \
+            if typ == NAMESPACED_OBJECTS.type else ()
+        out |= {(typ, name, f"{op} {key}") for op, key in held} or {(typ, name)}
+    return out
 
 
 @pytest.mark.parametrize(("spoke", "section", "edit", "expected"), [
+    # The Service is held by Serving's namespaced-objects step: it changes that one.
     (0, "serving", lambda s: s["services"][0]["labels"].update(monitoring="off"),
-     {("kubernetes:core/v1:Service", "spoke-1:knative-serving/controller")}),
+     {(NAMESPACED_OBJECTS.type, "spoke-1:knative-serving/namespaced-objects",
+       "updated Service/knative-serving/controller")}),
     (1, "eventing", lambda s: s.update(sinkBindingSelectionMode="exclusion"),
      {("kubernetes:apps/v1:Deployment", "spoke-2:knative-eventing/eventing-webhook")}),
     (1, "eventing", lambda s: s["config"]["logging"].update({"loglevel.webhook": "debug"}),
