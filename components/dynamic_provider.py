@@ -122,10 +122,10 @@ class GuardProvider(DynamicProvider):
 
 
 class HoldingProvider(DynamicProvider):
-    """A step that applies objects to its spoke and holds them (a CRDs-first or
-    cluster-RBAC step): its inputs hold the bodies once (`manifest`), its outputs the
-    names and a digest of what it applied to each; a refresh names what drifted. The
-    lifecycle steps are its subclass's."""
+    """A step that applies objects to its spoke and holds them (a CRDs-first,
+    cluster-RBAC or namespaced-objects step): its inputs hold the bodies once
+    (`manifest`), its outputs the names and a digest of what it applied to each; a
+    refresh names what drifted. The lifecycle steps are its subclass's."""
 
     def apply(self, props: dict[str, Any]) -> dict[str, Any]:
         """The objects applied; returns what the state records of them."""

@@ -16,8 +16,7 @@ from components.approval_gate import read_approval_stop
 from components.membership import FleetMembership
 from components.spoke import Spoke
 from components.waves import Registered, register_waves
-from fleet.held_rbac import keeps_typed
-from fleet.held_typed import HELD_OUTPUT, held
+from fleet.held_typed import HELD_OUTPUT, held, keeps_typed
 from fleet.plan import FleetPlan, SpokePlan, WaveStep
 from rollout.approval import APPROVALS_OUTPUT
 

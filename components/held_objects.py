@@ -24,10 +24,8 @@ from components.dynamic_provider import HoldingProvider
 from core.resource_types import CLUSTER_RBAC, NAMESPACED_OBJECTS
 
 
-# Stack states name these classes (`components.held_objects._ClusterRbacProvider`, ...):
-# they keep their module and name (components.dynamic_provider says why).
-class _ClusterRbacProvider(HoldingProvider):
-    kind = CLUSTER_RBAC
+class _HeldObjectsProvider(HoldingProvider):
+    """Both steps' lifecycle: lifecycle.held_objects."""
 
     def apply(self, props: dict[str, Any]) -> dict[str, Any]:
         from lifecycle import held_objects
@@ -54,7 +52,13 @@ class _ClusterRbacProvider(HoldingProvider):
         held_objects.delete_objects(props)
 
 
-class _NamespacedProvider(_ClusterRbacProvider):
+# Stack states name these classes (`components.held_objects._ClusterRbacProvider`, ...):
+# they keep their module and name (components.dynamic_provider says why).
+class _ClusterRbacProvider(_HeldObjectsProvider):
+    kind = CLUSTER_RBAC
+
+
+class _NamespacedProvider(_HeldObjectsProvider):
     kind = NAMESPACED_OBJECTS
 
 

@@ -67,8 +67,8 @@ def _read_state_once(stack: str, cwd: str | None) -> dict[str, Any]:
         why = f"{type(exc).__name__}: {exc}"
     raise StateUnreadable(
         f"cannot read the state of stack {stack} (`pulumi stack export --stack {stack}`): "
-        f"{why}. The run reads it once, to know which of its CustomResourceDefinitions, "
-        "ClusterRoles and ClusterRoleBindings the state still holds as typed resources "
+        f"{why}. The run reads it once, to know which objects its steps now hold (CRDs, "
+        "RBAC, ServiceAccounts, Services, ...) the state still holds as typed resources "
         "that the engine would delete, and stopped "
         "before changing anything. Fix: make `pulumi stack export --stack "
         f"{stack}` work from the project directory (the `pulumi` on PATH, logged in to the "
@@ -76,8 +76,8 @@ def _read_state_once(stack: str, cwd: str | None) -> dict[str, Any]:
 
 
 def typed_to_register(last_outputs: dict[str, Any]) -> dict[str, frozenset[str]]:
-    """{spoke: resource names} of the typed resources of held objects this run
-    registers, kept on delete."""
+    """{spoke: fleet.held_typed.typed_key of each} of the typed resources of held
+    objects this run registers, kept on delete."""
     if not state_needs_reading(last_outputs):
         return {}
     return typed_deleted_with_state(read_state(stack_name()))

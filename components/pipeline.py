@@ -20,7 +20,7 @@ from components.stack_identity import export_identity, read_identity, read_outpu
 from config.fleet import parse_fleet_config
 from core.errors import ConfigError
 from fleet import plan_fleet
-from fleet.held_rbac import typed_kept
+from fleet.held_typed import typed_kept
 from ownership.hold import run_holds
 from ownership.identity import BackendUnknown
 
@@ -46,7 +46,8 @@ def deploy_fleet(raw: dict[str, Any], export: Export | None = None,
         # Before anything is registered: the typed resources of objects a step now holds
         # that an earlier release's state would delete (fleet.held_typed), read only when
         # the last outputs do not say. The package is newer than typed CRDs (a stack of
-        # it never held one) and keeps its ClusterRoles typed (fleet.held_rbac).
+        # it never held one) and keeps the objects of the other steps typed
+        # (fleet.held_typed.typed_kept).
         typed_held = typed_to_register(last_outputs) if parent is None else {}
         # Only a run that changes spokes holds them (ownership.hold); a preview changes nothing.
         holds = None if pulumi.runtime.is_dry_run() else run_holds(owner, warn)

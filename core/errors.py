@@ -20,8 +20,8 @@
      ├── BackendUnknown         the stack's state backend cannot be told or read
      │    │                     (ownership.identity)
      │    ├── OutputsUnreadable     the stack's outputs, where its owner id is kept
-     │    └── StateUnreadable       the stack's state, read for the typed CRDs and
-     │                              ClusterRoles an earlier release left in it
+     │    └── StateUnreadable       the stack's state, read for the typed resources of
+     │                              held objects an earlier release left in it
      │                              (components.held_typed)
      ├── OwnershipError         a spoke this stack may not change now (ownership.errors)
      │    ├── OwnedByAnotherStack   another stack's record is on the install

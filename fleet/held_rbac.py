@@ -20,13 +20,11 @@ fleet.held_typed says.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from core.crd_manifest import encode
-from fleet.held_namespaced import held_objects as namespaced_held
-from fleet.plan import ComponentInstall, FleetPlan, PlannedObject, Role
+from fleet.plan import ComponentInstall, PlannedObject, Role
 from knative.plan import Stage
 
 HELD_KINDS = ("ClusterRole", "ClusterRoleBinding")
@@ -66,28 +64,3 @@ def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
             "objects": [object_key(b) for b in bodies], "digest": digest,
             "manifest": manifest, "connection": connection,
             "pluginTimeoutSeconds": plugin_timeout_s}
-
-
-def typed_kept(plan: FleetPlan) -> FleetPlan:
-    """`plan` with no cluster-RBAC or namespaced-objects step: every object they would
-    hold registered typed, as before those steps. For the package's Fleet, whose program
-    cannot read its own state (`pulumi stack export`) to learn which typed resources it
-    holds: letting one go would delete it from the spoke."""
-    spokes = {}
-    for name, spoke in plan.spokes.items():
-        install = spoke.install
-        if install is not None:
-            install = dataclasses.replace(install, components=tuple(
-                dataclasses.replace(c, cluster_rbac=None, namespaced_objects=None)
-                for c in install.components))
-        spokes[name] = dataclasses.replace(spoke, install=install)
-    return dataclasses.replace(plan, spokes=spokes)
-
-
-def keeps_typed(plan: FleetPlan) -> bool:
-    """Whether `plan` registers typed some object a holding step would hold
-    (typed_kept): its run cannot say `typedHeld`."""
-    return any((c.cluster_rbac is None and held_objects(c))
-               or (c.namespaced_objects is None and namespaced_held(c))
-               for s in plan.spokes.values() if s.install is not None
-               for c in s.install.components)

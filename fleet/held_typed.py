@@ -27,13 +27,17 @@ and how.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from core.resource_types import CRD_TYPE, HELD_TYPES
+from fleet.held_namespaced import held_objects as namespaced_held
+from fleet.held_rbac import held_objects as rbac_held
+from fleet.plan import FleetPlan
 
-__all__ = ["CRD_TYPE", "HELD_TYPES", "HELD_OUTPUT", "held", "state_needs_reading",
-           "typed_deleted_with_state"]
+__all__ = ["CRD_TYPE", "HELD_TYPES", "HELD_OUTPUT", "held", "keeps_typed",
+           "state_needs_reading", "typed_deleted_with_state", "typed_kept", "typed_key"]
 # Stack output: HELD_TYPES, when the run registered no typed resource of them that the
 # engine would delete.
 HELD_OUTPUT = "typedHeld"
@@ -76,3 +80,28 @@ def held(registered: int) -> list[str] | bool:
     """The `typedHeld` output of a run that registers `registered` typed resources of
     held objects once more: HELD_TYPES when it is none, else False."""
     return False if registered else list(HELD_TYPES)
+
+
+def typed_kept(plan: FleetPlan) -> FleetPlan:
+    """`plan` with no cluster-RBAC or namespaced-objects step: every object they would
+    hold registered typed, as before those steps. For the package's Fleet, whose program
+    cannot read its own state (`pulumi stack export`) to learn which typed resources it
+    holds: letting one go would delete it from the spoke."""
+    spokes = {}
+    for name, spoke in plan.spokes.items():
+        install = spoke.install
+        if install is not None:
+            install = dataclasses.replace(install, components=tuple(
+                dataclasses.replace(c, cluster_rbac=None, namespaced_objects=None)
+                for c in install.components))
+        spokes[name] = dataclasses.replace(spoke, install=install)
+    return dataclasses.replace(plan, spokes=spokes)
+
+
+def keeps_typed(plan: FleetPlan) -> bool:
+    """Whether `plan` registers typed some object a holding step would hold
+    (typed_kept): its run cannot say `typedHeld`."""
+    return any((c.cluster_rbac is None and rbac_held(c))
+               or (c.namespaced_objects is None and namespaced_held(c))
+               for s in plan.spokes.values() if s.install is not None
+               for c in s.install.components)

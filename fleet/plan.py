@@ -84,10 +84,11 @@ class ComponentInstall:
     # (fleet.crds_first, components.crds_first); None: the component has no CRDs.
     crds_first: str | None = None
     # The resource that applies the component's ClusterRoles and ClusterRoleBindings
-    # (fleet.held_rbac, components.held_rbac); None: the component has none to hold.
+    # (fleet.held_rbac, components.held_objects); None: the component has none to hold.
     cluster_rbac: str | None = None
-    # The resource that applies the component's ServiceAccounts, Roles, RoleBindings and
-    # Services (fleet.held_namespaced); None: the component has none to hold.
+    # The resource that applies the component's ServiceAccounts, Roles, RoleBindings,
+    # Services, autoscalers and disruption budgets (fleet.held_namespaced,
+    # components.held_objects); None: the component has none to hold.
     namespaced_objects: str | None = None
 
 

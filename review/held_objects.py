@@ -1,5 +1,6 @@
 """What a change of a step that holds objects (a CRDs-first step: fleet.crds_first; a
-cluster-RBAC step: fleet.held_rbac) does to the objects it holds, named one by one as the
+cluster-RBAC or namespaced-objects step: fleet.held_rbac, fleet.held_namespaced) does to
+the objects it holds, named one by one as the
 review names a typed resource's change: the step's old and new inputs hold the bodies,
 its old outputs the objects a refresh found drifted."""
 
@@ -29,27 +30,26 @@ def kind_key(body: Mapping[str, Any]) -> str:
             else f"{body['kind']}/{meta['name']}")
 
 
-def held_bodies(state: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The bodies a step's state holds (its `manifest` input); none when unknown."""
+def _decode(state: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The bodies a step's state holds (its `manifest` input); None when unknown."""
     manifest = (state.get("inputs") or {}).get("manifest")
     if not isinstance(manifest, str):
-        return []
+        return None
     try:
         return crd_manifest.decode(manifest)
     except (ValueError, OSError):
-        return []
+        return None
+
+
+def held_bodies(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The bodies a step's state holds; none when unknown."""
+    return _decode(state) or []
 
 
 def _bodies(state: Mapping[str, Any], key: Key) -> dict[str, str] | None:
     """{key: the body's JSON} of the objects a step's state holds; None when unknown."""
-    manifest = (state.get("inputs") or {}).get("manifest")
-    if not isinstance(manifest, str):
-        return None
-    try:
-        bodies = crd_manifest.decode(manifest)
-    except (ValueError, OSError):
-        return None
-    return {key(b): json.dumps(b, sort_keys=True) for b in bodies}
+    bodies = _decode(state)
+    return None if bodies is None else {key(b): json.dumps(b, sort_keys=True) for b in bodies}
 
 
 def held_changes(old: Mapping[str, Any], new: Mapping[str, Any], key: Key = crd_key
@@ -114,8 +114,10 @@ def crd_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[tuple[s
     return held_changes(old, new, crd_key)
 
 
-def rbac_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """held_changes of a cluster-RBAC step, each object as `Kind/name`."""
+def object_changes(old: Mapping[str, Any], new: Mapping[str, Any]
+                   ) -> tuple[tuple[str, str], ...]:
+    """held_changes of a cluster-RBAC or namespaced-objects step, each object as
+    `Kind/name` or `Kind/namespace/name`."""
     return held_changes(old, new, kind_key)
 
 

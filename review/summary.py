@@ -31,7 +31,7 @@ from review.held_objects import (
     held_bodies,
     held_field_changes,
     kind_key,
-    rbac_changes,
+    object_changes,
 )
 from review.resources import NAMESPACE_TYPE, Resource, resource
 from review.versions import COMPONENTS, VersionChange, commonest, component_of
@@ -168,7 +168,7 @@ HELD_NAMES = {CLUSTER_RBAC.type: "ClusterRole(s) and ClusterRoleBinding(s)",
                                        "budget(s)"}
 
 
-def _typed_rbac(steps: list[Mapping[str, Any]]) -> dict[tuple[str | None, str], dict]:
+def _typed_held(steps: list[Mapping[str, Any]]) -> dict[tuple[str | None, str], dict]:
     """{(spoke, key): inputs} of the typed resources of objects a step holds that the
     run still registers (a state of an earlier release: fleet.held_typed), keyed as the
     step keys them (review.held_objects.kind_key)."""
@@ -201,7 +201,7 @@ def _taken_over(roles: tuple[tuple[str, str], ...], spoke: str | None,
 def _changes(steps: list[Mapping[str, Any]]) -> list[tuple[ObjectChange, dict, dict]]:
     """One change per resource (a replacement is up to three steps), with the old and
     new state it was read from."""
-    typed = _typed_rbac(steps)
+    typed = _typed_held(steps)
     by_urn: dict[str, list[Mapping[str, Any]]] = {}
     for step in steps:
         if step.get("op") in OPS:
@@ -226,7 +226,7 @@ def _changes(steps: list[Mapping[str, Any]]) -> list[tuple[ObjectChange, dict, d
                 and "aggregationRule" not in (old.get("inputs") or {}))
         crds = crd_changes(old, new) if res.type == CRDS_FIRST.type and op in (
             "created", "updated") else ()
-        roles = _taken_over(rbac_changes(old, new), res.spoke, typed, new) \
+        roles = _taken_over(object_changes(old, new), res.spoke, typed, new) \
             if res.type in HELD_NAMES and op in ("created", "updated") else ()
         out.append((ObjectChange(res, op, tuple(fields), tuple(reasons), kept, crds, roles),
                      old, new))

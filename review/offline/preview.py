@@ -76,7 +76,8 @@ class _Walk:
     steps: list[dict[str, Any]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    # Per spoke, the typed CRDs the state holds and would delete (fleet.held_typed).
+    # Per spoke, the typed resources of held objects the state holds and would delete
+    # (fleet.held_typed.typed_key of each).
     typed_held: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def urn(self, type_: str, name: str, parent: str | None) -> str:
@@ -257,7 +258,6 @@ def _spoke(walk: _Walk, spoke: SpokePlan) -> list[str]:
                                            forced)[1])
                 continue
             if stage.stage is Stage.CLUSTER and component.cluster_rbac is not None:
-                assert component.cluster_rbac is not None
                 ops.append(_holding(walk, CLUSTER_RBAC, component.cluster_rbac, spoke_urn,
                                     held_rbac.step_inputs(component, spoke.name, connection,
                                                           timeout)))

@@ -17,7 +17,7 @@ from kubernetes import client
 from core.resource_types import NAMESPACED_OBJECTS
 from lab.fleet import FleetStack
 from lab.handle import Lab
-from review.held_objects import rbac_changes
+from review.held_objects import object_changes
 from tests.support.fleet import deployments_available
 
 pytestmark = pytest.mark.e2e
@@ -194,7 +194,7 @@ def changed(steps: list[dict]) -> set[tuple[str, ...]]:
         if s.get("op") in ("same", "read"):
             continue
         typ, name = s["urn"].split("::")[2].rsplit("$", 1)[-1], s["urn"].rsplit("::", 1)[-1]
-        held = rbac_changes(s.get("oldState") or {}, s.get("newState") or {}) \
+        held = object_changes(s.get("oldState") or {}, s.get("newState") or {}) \
             if typ == NAMESPACED_OBJECTS.type else ()
         out |= {(typ, name, f"{op} {key}") for op, key in held} or {(typ, name)}
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core import crd_manifest
-from fleet import held_rbac, plan_fleet
+from fleet import held_rbac, held_typed, plan_fleet
 from fleet.plan import FleetPlan
 from knative.plan import Stage
 from tests.support.factories import FakeInventory, two_spoke_fleet
@@ -100,18 +100,18 @@ def test_the_same_plan_gives_the_same_digest_and_another_release_another() -> No
 
 
 def test_typed_kept_drops_every_step_and_says_so(plan) -> None:
-    kept = held_rbac.typed_kept(plan)
+    kept = held_typed.typed_kept(plan)
     assert [(c.cluster_rbac, c.namespaced_objects) for _, c in _components(kept)] == [
         (None, None)] * len(_components(plan))
     # Only the step goes: the rest of each component is as planned.
     assert [(c.stages, c.crds_first) for _, c in _components(kept)] == [
         (c.stages, c.crds_first) for _, c in _components(plan)]
     assert all(c.cluster_rbac for _, c in _components(plan))  # the plan itself is unchanged
-    assert held_rbac.keeps_typed(kept) is True
-    assert held_rbac.keeps_typed(plan) is False
+    assert held_typed.keeps_typed(kept) is True
+    assert held_typed.keeps_typed(plan) is False
     # Either step alone kept typed is enough to say so.
     import dataclasses
     one = {n: dataclasses.replace(s, install=dataclasses.replace(s.install, components=tuple(
         dataclasses.replace(c, namespaced_objects=None) for c in s.install.components)))
         for n, s in plan.spokes.items()}
-    assert held_rbac.keeps_typed(dataclasses.replace(plan, spokes=one)) is True
+    assert held_typed.keeps_typed(dataclasses.replace(plan, spokes=one)) is True

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import crd_manifest
-from review.held_objects import crd_changes, held_bodies, kind_key, rbac_changes
+from review.held_objects import crd_changes, held_bodies, kind_key, object_changes
 
 
 def role(name: str, verbs: tuple[str, ...] = ("get",)) -> dict:
@@ -37,27 +37,27 @@ def state(bodies: list[dict], drifted: list[dict] | None = None) -> dict[str, An
 
 
 def test_a_new_step_creates_each_object_named_by_kind_and_name() -> None:
-    assert rbac_changes({}, state([role("x"), binding("x")])) == (
+    assert object_changes({}, state([role("x"), binding("x")])) == (
         ("created", "ClusterRole/x"), ("created", "ClusterRoleBinding/x"))
 
 
 def test_created_updated_and_removed_objects_are_named() -> None:
     old = state([role("a"), role("b"), binding("c")])
     new = state([role("a"), role("b", verbs=("get", "list")), role("d")])
-    assert rbac_changes(old, new) == (  # in the order of their keys
+    assert object_changes(old, new) == (  # in the order of their keys
         ("updated", "ClusterRole/b"), ("created", "ClusterRole/d"),
         ("removed", "ClusterRoleBinding/c"))
 
 
 def test_an_unchanged_step_changes_nothing() -> None:
-    assert rbac_changes(state([role("a"), binding("a")]),
+    assert object_changes(state([role("a"), binding("a")]),
                         state([role("a"), binding("a")])) == ()
 
 
 def test_a_binding_whose_role_ref_changed_is_replaced_one_whose_subjects_did_updated() -> None:
     old = state([binding("x", role_name="r"), binding("y")])
     new = state([binding("x", role_name="other"), binding("y", subject="someone")])
-    assert rbac_changes(old, new) == (("replaced", "ClusterRoleBinding/x"),
+    assert object_changes(old, new) == (("replaced", "ClusterRoleBinding/x"),
                                       ("updated", "ClusterRoleBinding/y"))
 
 
@@ -68,7 +68,7 @@ def test_the_drifted_objects_are_reapplied_once() -> None:
                {"name": "ClusterRole/b", "change": "changed"}]
     old = state([role("a"), binding("a"), role("b")], drifted)
     new = state([role("a"), binding("a"), role("b", verbs=("*",))])
-    assert rbac_changes(old, new) == (
+    assert object_changes(old, new) == (
         ("updated", "ClusterRole/b"), ("reapplied", "ClusterRole/a"),
         ("reapplied", "ClusterRoleBinding/a"))
 
@@ -76,14 +76,14 @@ def test_the_drifted_objects_are_reapplied_once() -> None:
 def test_a_role_and_a_binding_of_the_same_name_are_told_apart() -> None:
     old = state([role("x"), binding("x", role_name="x")])
     new = state([role("x"), binding("x", role_name="x", subject="webhook")])
-    assert rbac_changes(old, new) == (("updated", "ClusterRoleBinding/x"),)
-    assert rbac_changes(old, state([role("x")])) == (("removed", "ClusterRoleBinding/x"),)
+    assert object_changes(old, new) == (("updated", "ClusterRoleBinding/x"),)
+    assert object_changes(old, state([role("x")])) == (("removed", "ClusterRoleBinding/x"),)
 
 
 def test_a_new_state_without_bodies_names_nothing() -> None:
     old = state([role("a")])
-    assert rbac_changes(old, {"inputs": {}}) == ()
-    assert rbac_changes(old, {"inputs": {"manifest": "not a manifest"}}) == ()
+    assert object_changes(old, {"inputs": {}}) == ()
+    assert object_changes(old, {"inputs": {"manifest": "not a manifest"}}) == ()
 
 
 def test_the_bodies_of_a_state_are_read_back_and_none_when_unknown() -> None:
@@ -118,14 +118,14 @@ def with_digest(bodies: list[dict]) -> dict[str, Any]:
 def test_after_a_saved_refresh_the_drifted_are_reapplied_not_created() -> None:
     bodies = [role("a"), binding("b")]
     old = refreshed(bodies, [{"name": "ClusterRole/a", "change": "changed"}])
-    assert rbac_changes(old, with_digest(bodies)) == (("reapplied", "ClusterRole/a"),)
+    assert object_changes(old, with_digest(bodies)) == (("reapplied", "ClusterRole/a"),)
 
 
 def test_after_a_saved_refresh_a_changed_release_updates_what_it_held_and_names_the_rest(
         ) -> None:
     old = refreshed([role("a"), binding("b")], [])
     new = with_digest([role("a", verbs=("list",)), role("c")])
-    assert rbac_changes(old, new) == (
+    assert object_changes(old, new) == (
         ("updated", "ClusterRole/a"), ("created", "ClusterRole/c"),
         ("removed", "ClusterRoleBinding/b"))
 
