@@ -17,6 +17,16 @@ from typing import Any
 DELETE_ON_DESTROY = "deleteOnDestroy"
 
 
+def held_key(body: Mapping[str, Any]) -> str:
+    """How a holding step names one object it holds: `Kind/name`, or
+    `Kind/namespace/name` (a ClusterRole and its binding share a name; a ServiceAccount
+    and a Service too)."""
+    meta = body["metadata"]
+    namespace = meta.get("namespace")
+    return (f"{body['kind']}/{namespace}/{meta['name']}" if namespace
+            else f"{body['kind']}/{meta['name']}")
+
+
 def _text(bodies: Iterable[Mapping[str, Any]]) -> str:
     return json.dumps(list(bodies), sort_keys=True, separators=(",", ":"))
 

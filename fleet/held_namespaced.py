@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.crd_manifest import encode
+from core.crd_manifest import encode, held_key
 from fleet.plan import ComponentInstall, PlannedObject, Role
 from knative import manifests
 from knative.plan import Stage
@@ -40,12 +40,6 @@ INPUTS = ("id", "spoke", "objects", "digest", "manifest", "connection", "pluginT
 def step_name(spoke: str, namespace: str) -> str:
     """The resource name of a component's namespaced-objects step."""
     return f"{spoke}:{namespace}/namespaced-objects"
-
-
-def object_key(body: Mapping[str, Any]) -> str:
-    """`Kind/namespace/name`: how the step names one object it holds."""
-    meta = body["metadata"]
-    return f"{body['kind']}/{meta['namespace']}/{meta['name']}"
 
 
 def is_held(stage: Stage, obj: PlannedObject) -> bool:
@@ -71,6 +65,6 @@ def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
               for o in held_objects(component)]
     digest, manifest = encode(bodies)
     return {"id": component.namespaced_objects, "spoke": spoke,
-            "objects": [object_key(b) for b in bodies], "digest": digest,
+            "objects": [held_key(b) for b in bodies], "digest": digest,
             "manifest": manifest, "connection": connection,
             "pluginTimeoutSeconds": plugin_timeout_s}

@@ -20,10 +20,9 @@ fleet.held_typed says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from core.crd_manifest import encode
+from core.crd_manifest import encode, held_key
 from fleet.plan import ComponentInstall, PlannedObject, Role
 from knative.plan import Stage
 
@@ -33,11 +32,6 @@ HELD_KINDS = ("ClusterRole", "ClusterRoleBinding")
 def step_name(spoke: str, namespace: str) -> str:
     """The resource name of a component's cluster-RBAC step."""
     return f"{spoke}:{namespace}/cluster-rbac"
-
-
-def object_key(body: Mapping[str, Any]) -> str:
-    """`Kind/name`: how the step names one object it holds."""
-    return f"{body['kind']}/{body['metadata']['name']}"
 
 
 def is_held(stage: Stage, obj: PlannedObject) -> bool:
@@ -61,6 +55,6 @@ def step_inputs(component: ComponentInstall, spoke: str, connection: Any,
     bodies = [o.registered_body for o in held_objects(component)]
     digest, manifest = encode(bodies)
     return {"id": component.cluster_rbac, "spoke": spoke,
-            "objects": [object_key(b) for b in bodies], "digest": digest,
+            "objects": [held_key(b) for b in bodies], "digest": digest,
             "manifest": manifest, "connection": connection,
             "pluginTimeoutSeconds": plugin_timeout_s}

@@ -72,16 +72,9 @@ class Apis:
 
 def split_key(key: str) -> tuple[str, str, str]:
     """(kind, namespace, name) of a `Kind/name` or `Kind/namespace/name` key
-    (fleet.held_rbac.object_key); the namespace is "" for a cluster-scoped object."""
+    (core.crd_manifest.held_key); the namespace is "" for a cluster-scoped object."""
     parts = key.split("/", 2)
     return (parts[0], "", parts[1]) if len(parts) == 2 else (parts[0], parts[1], parts[2])
-
-
-def key_of(body: Mapping[str, Any]) -> str:
-    meta = body["metadata"]
-    namespace = meta.get("namespace")
-    return (f"{body['kind']}/{namespace}/{meta['name']}" if namespace
-            else f"{body['kind']}/{meta['name']}")
 
 
 def _call(api: Any, verb: str, key: str, *args: Any, **kwargs: Any) -> Any:
@@ -132,7 +125,7 @@ def apply_all(api: Any, bodies: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     one."""
     recorded: dict[str, str] = {}
     for body in bodies:
-        key = key_of(body)
+        key = crd_manifest.held_key(body)
         try:
             answer = _apply(api, key, body)
         except ApiException as exc:
@@ -155,7 +148,7 @@ def live_objects(api: Any, keys: Sequence[str], selector: str) -> dict[str, dict
             answer = _call(api, "list", probe, label_selector=selector,
                            _preload_content=False)
             for item in json.loads(answer.data).get("items") or []:
-                found[key_of({**item, "kind": kind})] = item
+                found[crd_manifest.held_key({**item, "kind": kind})] = item
     for key in keys:
         if key in found:
             continue

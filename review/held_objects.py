@@ -21,13 +21,7 @@ def crd_key(body: Mapping[str, Any]) -> str:
     return str(body["metadata"]["name"])
 
 
-def kind_key(body: Mapping[str, Any]) -> str:
-    """An object by `Kind/name`, or `Kind/namespace/name` (a ClusterRole and its binding
-    share a name; a ServiceAccount and a Service too)."""
-    meta = body["metadata"]
-    namespace = meta.get("namespace")
-    return (f"{body['kind']}/{namespace}/{meta['name']}" if namespace
-            else f"{body['kind']}/{meta['name']}")
+kind_key = crd_manifest.held_key  # `Kind/name` or `Kind/namespace/name`
 
 
 def _decode(state: Mapping[str, Any]) -> list[dict[str, Any]] | None:

@@ -173,5 +173,5 @@ def test_the_registrar_and_the_review_plan_the_same_inputs(planned_twice, kind) 
             assert planned.pop("digest") == planned.pop("manifest") == UNKNOWN
             inputs.pop("digest")
             bodies = crd_manifest.decode(inputs.pop("manifest"))
-            assert [held_namespaced.object_key(b) for b in bodies] == inputs["objects"]
+            assert [crd_manifest.held_key(b) for b in bodies] == inputs["objects"]
         assert inputs == sent(planned), name

@@ -55,7 +55,7 @@ def test_the_inputs_hold_the_bodies_owned_by_the_anchor(plan) -> None:
     _, component = _components(plan)[0]
     inputs = held_namespaced.step_inputs(component, "spoke-a", {"server": "s"}, 30.0, OWNER)
     bodies = crd_manifest.decode(inputs["manifest"])
-    assert [held_namespaced.object_key(b) for b in bodies] == inputs["objects"]
+    assert [crd_manifest.held_key(b) for b in bodies] == inputs["objects"]
     assert all(b["metadata"]["ownerReferences"] == [OWNER] for b in bodies)
     assert "Service/knative-serving/activator-service" in inputs["objects"]
     assert "ServiceAccount/knative-serving/controller" in inputs["objects"]

@@ -65,7 +65,7 @@ def test_the_inputs_name_the_objects_of_the_manifest_with_the_apply_annotations(
         bodies = crd_manifest.decode(inputs["manifest"])
         assert bodies == [o.registered_body for o in held_rbac.held_objects(component)]
         assert inputs["objects"] == [f"{b['kind']}/{b['metadata']['name']}" for b in bodies]
-        assert inputs["objects"] == [held_rbac.object_key(b) for b in bodies]
+        assert inputs["objects"] == [crd_manifest.held_key(b) for b in bodies]
         assert len(set(inputs["objects"])) == len(inputs["objects"])
         for body in bodies:
             annotations = body["metadata"]["annotations"]
